@@ -1,0 +1,3 @@
+from butler_cli.cli.main import main
+
+main()

@@ -1,0 +1,276 @@
+"""Wiring: build a butler (model, policy, tools, store) from options, run and resume tasks.
+
+The one place that knows every layer; the CLI calls one function here per command.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from butler_cli.app.report import TaskReport
+from butler_cli.core.errors import ParkError, UsageError
+from butler_cli.core.loop import (
+    DEFAULT_MAX_ROUNDS,
+    LoopConfig,
+    LoopObserver,
+    Observers,
+    ParkDraft,
+    ParkSink,
+    continue_after_decision,
+    run_loop,
+)
+from butler_cli.core.messages import Message, ToolUseBlock
+from butler_cli.core.park import (
+    Decision,
+    ParkState,
+    RunContext,
+    dump_verdicts,
+    read_decision,
+    verdicts_from_state,
+)
+from butler_cli.core.provider import Provider
+from butler_cli.core.toolsets import Toolbox
+from butler_cli.core.verdicts import Verdict
+from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
+from butler_cli.providers import model_spec_of, resolve_model
+from butler_cli.store.audit import AuditLog
+from butler_cli.store.files import butler_home
+from butler_cli.store.parks import ParkJournal, ParkStore
+from butler_cli.tools import builtin_toolsets
+
+MODEL_ENV = "BUTLER_MODEL"
+#: Gives each task of a batch its own observer (e.g. progress output), or None.
+ObserverFactory = Callable[[int, str], LoopObserver | None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a person chose on the command line; None means "not given"."""
+
+    model: str | None = None
+    policy: str | None = None
+    system: str | None = None
+    max_rounds: int | None = None
+    yes_safe: bool = False
+
+    def over(self, context: RunContext) -> RunOptions:
+        """These options, falling back to what a park recorded."""
+        return replace(
+            self,
+            model=self.model or context.model,
+            policy=self.policy or context.policy,
+            system=self.system if self.system is not None else context.system,
+            max_rounds=self.max_rounds or context.max_rounds,
+        )
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class AuditObserver(LoopObserver):
+    """Writes one audit line per governed verdict, with the park id when the round parked."""
+
+    def __init__(self, audit: AuditLog) -> None:
+        self.audit = audit
+
+    def round_classified(
+        self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
+    ) -> None:
+        for call in calls:
+            verdict = verdicts.get(call.id)
+            if verdict is not None:
+                self.audit.record(
+                    "verdict",
+                    park=park_id,
+                    tool=call.name,
+                    args=call.input,
+                    outcome=verdict.decision,
+                    text=verdict.reason,
+                )
+
+
+class Butler:
+    """One configured butler: a model, a policy, its tools, its home."""
+
+    def __init__(
+        self,
+        home: Path,
+        provider: Provider,
+        model_spec: str,
+        policy: LoadedPolicy,
+        config: LoopConfig,
+        cwd: Path,
+    ) -> None:
+        self.home = home
+        self.store = ParkStore(home)
+        self.audit = AuditLog(home)
+        self.provider = provider
+        self.model_spec = model_spec
+        self.policy = policy
+        self.config = config
+        self.cwd = cwd
+        self.toolbox = Toolbox(builtin_toolsets(cwd, home, policy.classify))
+
+    @classmethod
+    def build(cls, opts: RunOptions, *, cwd: Path | None = None, home: Path | None = None) -> Butler:
+        """Resolve model and policy up front: a bad one is a usage error before anything runs."""
+        model = opts.model or os.environ.get(MODEL_ENV)
+        if not model:
+            raise UsageError(
+                "no model chosen: pass --model (e.g. --model scripted:examples/tidy-notes.json) "
+                f"or set {MODEL_ENV}"
+            )
+        max_rounds = opts.max_rounds if opts.max_rounds is not None else DEFAULT_MAX_ROUNDS
+        if max_rounds < 1:
+            raise UsageError("--max-rounds must be at least 1")
+        provider = resolve_model(model)
+        policy = load_policy(opts.policy or DEFAULT_POLICY)
+        config = LoopConfig(system=opts.system or "", max_rounds=max_rounds, allow_runs=opts.yes_safe)
+        return cls(
+            home or butler_home(),
+            provider,
+            model_spec_of(provider, model),
+            policy,
+            config,
+            (cwd or Path.cwd()).absolute(),
+        )
+
+    def context(self, task: str) -> RunContext:
+        return RunContext(
+            task=task,
+            model=self.model_spec,
+            policy=self.policy.spec,
+            system=self.config.system,
+            max_rounds=self.config.max_rounds,
+            cwd=str(self.cwd),
+        )
+
+    def _park_sink(self, task: str, parent: str | None) -> ParkSink:
+        def sink(draft: ParkDraft) -> str:
+            state = ParkState(
+                id=self.store.new_id(),
+                created_at=now_iso(),
+                parent=parent,
+                context=self.context(task),
+                messages=draft.messages,
+                calls=draft.calls,
+                approval=draft.approval,
+                verdicts=dump_verdicts(draft.verdicts),
+            )
+            self.store.save(state)  # on disk before anyone is asked (X1)
+            return state.id
+
+        return sink
+
+    def _observers(self, observer: LoopObserver | None) -> LoopObserver:
+        audit = AuditObserver(self.audit)
+        return Observers(audit, observer) if observer is not None else audit
+
+    def run_task(self, task: str, observer: LoopObserver | None = None) -> TaskReport:
+        outcome = run_loop(
+            self.provider,
+            self.toolbox,
+            [Message.user_text(task)],
+            self.config,
+            self._park_sink(task, None),
+            self._observers(observer),
+        )
+        return TaskReport.from_outcome(task, outcome)
+
+    def continue_park(
+        self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
+    ) -> TaskReport:
+        """Answer the parked round exactly once, then let the loop go on (R2–R3)."""
+        assert state.decision is not None
+        outcome = continue_after_decision(
+            self.provider,
+            self.toolbox,
+            state.messages,
+            state.calls,
+            verdicts_from_state(state),
+            state.approval.call_id,
+            decision,
+            ParkJournal(self.store, state),
+            self.config,
+            self._park_sink(state.context.task, state.id),
+            self._observers(observer),
+        )
+        return TaskReport.from_outcome(state.context.task, outcome)
+
+
+def run_tasks(
+    tasks: Sequence[str], opts: RunOptions, observer_for: ObserverFactory | None = None
+) -> Iterator[TaskReport]:
+    """Build once (a bad model or policy fails before any task), then run each task in order."""
+    butler = Butler.build(opts)
+    for i, task in enumerate(tasks):
+        observer = observer_for(i, task) if observer_for is not None else None
+        yield butler.run_task(task, observer)
+
+
+def resume_park(
+    given_id: str,
+    approved: bool | None,
+    note: str | None,
+    opts: RunOptions,
+    observer: LoopObserver | None = None,
+) -> TaskReport:
+    """Record a decision (exactly once, under the park's lock) and continue the task.
+
+    ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
+    ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
+    """
+    home = butler_home()
+    store = ParkStore(home)
+    park_id = store.resolve_id(given_id)
+    with store.lock(park_id):
+        state = store.load(park_id)
+        decision = _decision_for(state, approved, note)
+        butler = Butler.build(opts.over(state.context), cwd=Path(state.context.cwd), home=home)
+        if state.status == "pending":
+            state.status = "decided"
+            state.decision = decision
+            state.decided_at = now_iso()
+            store.save(state)  # the decision is durable before anything runs
+            butler.audit.record(
+                "decision",
+                park=park_id,
+                tool=state.approval.tool,
+                args=_approved_args(state),
+                outcome="approve" if decision.approved else "deny",
+                text=decision.note,
+            )
+        return butler.continue_park(state, decision, observer)
+
+
+def load_park(given_id: str) -> ParkState:
+    store = ParkStore(butler_home())
+    return store.load(store.resolve_id(given_id))
+
+
+def _decision_for(state: ParkState, approved: bool | None, note: str | None) -> Decision:
+    path = f"park {state.id}"
+    if state.status == "resolved":
+        recorded = "approved" if state.decision and state.decision.approved else "denied"
+        raise ParkError(f"{path} was already {recorded} and finished; it never runs twice")
+    if state.status == "decided":
+        recorded_decision = read_decision(state.decision)
+        if approved is not None and approved != recorded_decision.approved:
+            was = "approved" if recorded_decision.approved else "denied"
+            raise ParkError(f"{path} was already {was}; a different decision is refused")
+        return recorded_decision  # recovery after a crash: no new decision needed
+    if approved is None:
+        return read_decision(None)
+    return Decision(approved=approved, note=note or None)
+
+
+def _approved_args(state: ParkState) -> dict[str, object]:
+    for call in state.calls:
+        if call.id == state.approval.call_id:
+            return dict(call.input)
+    return {}

@@ -1,0 +1,65 @@
+"""What one task came to, in the shape ``--json`` prints, and the exit code for a batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from butler_cli.core.errors import ExitCode
+from butler_cli.core.loop import LoopOutcome
+from butler_cli.core.messages import Message
+from butler_cli.core.provider import Usage
+
+_PRIORITY = [("failed", ExitCode.FAILED), ("limit", ExitCode.LIMIT), ("parked", ExitCode.PARKED)]
+
+
+@dataclass
+class TaskReport:
+    task: str
+    status: str
+    text: str = ""
+    park_id: str | None = None
+    approval: dict[str, str] | None = None
+    error: str | None = None
+    rounds: int = 0
+    messages: list[Message] = field(default_factory=list)
+    usage: list[Usage] = field(default_factory=list)
+
+    @classmethod
+    def from_outcome(cls, task: str, outcome: LoopOutcome) -> TaskReport:
+        approval = None
+        if outcome.approval is not None:
+            approval = outcome.approval.model_dump(include={"tool", "title", "reason"})
+        return cls(
+            task=task,
+            status=outcome.status,
+            text=outcome.text,
+            park_id=outcome.park_id,
+            approval=approval,
+            error=outcome.error,
+            rounds=outcome.rounds,
+            messages=outcome.messages,
+            usage=outcome.usage,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "status": self.status,
+            "text": self.text,
+            "park_id": self.park_id,
+            "approval": self.approval,
+            "error": self.error,
+            "rounds": self.rounds,
+            "usage": [u.to_dict() for u in self.usage],
+            "messages": [m.model_dump(mode="json") for m in self.messages],
+        }
+
+
+def exit_code_for(reports: list[TaskReport]) -> ExitCode:
+    """1 if any task failed, else 4 if any hit the limit, else 3 if any parked, else 0."""
+    statuses = {r.status for r in reports}
+    for status, code in _PRIORITY:
+        if status in statuses:
+            return code
+    return ExitCode.OK

@@ -1,0 +1,1 @@
+"""The terminal shell: thin typer commands that parse, call one core function, render."""

@@ -1,0 +1,44 @@
+"""The ``butler`` command: the typer app, its commands, and the one place errors are printed."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from butler_cli.cli import parks, resume, run
+
+HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
+spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
+
+Exit codes: 0 done · 1 a task failed · 2 usage or config error (nothing ran) · 3 a task
+parked · 4 a task hit the round limit · 5 a park cannot be resumed."""
+
+app = typer.Typer(
+    name="butler",
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,  # tracebacks with locals can print API keys
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.command("run")(run.run)
+app.command("resume")(resume.resume)
+app.command("pending")(parks.pending)
+app.command("show")(parks.show)
+
+
+def main() -> None:
+    """Entry point: run the app; a ButlerError becomes one line on stderr and its exit code."""
+    from butler_cli.core.errors import ButlerError
+
+    try:
+        app()
+    except ButlerError as exc:
+        print(f"butler: {exc.message}", file=sys.stderr)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        print("butler: interrupted", file=sys.stderr)
+        sys.exit(130)

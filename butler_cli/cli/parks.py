@@ -1,0 +1,44 @@
+"""``butler pending`` and ``butler show``: read-only views of parked tasks."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from butler_cli.cli.options import Json
+
+
+def pending(json_out: Json = False) -> None:
+    """List parks awaiting a decision. A corrupt park file is named on stderr and skipped."""
+    from butler_cli.cli import render
+    from butler_cli.store.files import butler_home
+    from butler_cli.store.parks import ParkStore, ParkSummary
+
+    rows: list[ParkSummary] = []
+    stderr = render.err()
+    for item in ParkStore(butler_home()).scan():
+        if isinstance(item, ParkSummary):
+            if item.status == "pending":
+                rows.append(item)
+        else:
+            stderr.print(f"butler: skipped {render.escape(item.problem)}")
+    if json_out:
+        render.print_json([r.to_dict() for r in rows])
+    else:
+        render.pending_table(render.out(), rows)
+
+
+def show(
+    park_id: Annotated[str, typer.Argument(metavar="ID", help="Park id or a unique prefix.")],
+    json_out: Json = False,
+) -> None:
+    """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""
+    from butler_cli.app.butler import load_park
+    from butler_cli.cli import render
+
+    state = load_park(park_id)
+    if json_out:
+        render.print_json(state.model_dump(mode="json"))
+    else:
+        render.park_details(render.out(), state)

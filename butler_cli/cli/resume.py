@@ -1,0 +1,68 @@
+"""``butler resume ID``: decide a parked task and continue it in this process."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from butler_cli.cli.options import Json, MaxRounds, Model, Policy, System, YesSafe
+
+
+def resume(
+    park_id: Annotated[str, typer.Argument(metavar="ID", help="Park id or a unique prefix.")],
+    approve: Annotated[bool, typer.Option("--approve", help="Run the parked action.")] = False,
+    deny: Annotated[bool, typer.Option("--deny", help="Do not run it; the model is told.")] = False,
+    note: Annotated[
+        str | None, typer.Option("--note", help="A note the model sees with your decision.")
+    ] = None,
+    model: Model = None,
+    policy: Policy = None,
+    max_rounds: MaxRounds = None,
+    system: System = None,
+    yes_safe: YesSafe = False,
+    json_out: Json = False,
+) -> None:
+    """Record your decision on a parked task, then continue it (same output as `run`).
+
+    Without --approve/--deny on a terminal it shows the action and asks; with no terminal
+    that is a usage error and nothing changes. Model and policy default to the ones the park
+    was made with; the policy is asked again before the action runs."""
+    from butler_cli.app.butler import RunOptions, load_park, resume_park
+    from butler_cli.app.report import exit_code_for
+    from butler_cli.cli import render
+    from butler_cli.core.errors import UsageError
+
+    if approve and deny:
+        raise UsageError("choose one of --approve and --deny")
+    decision: bool | None = True if approve else False if deny else None
+    if decision is None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise UsageError(
+                f"no decision given: butler resume {park_id} --approve (or --deny); "
+                "nothing was changed"
+            )
+        decision, note = _ask(load_park(park_id), note)
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe)
+    observer = None if json_out else render.Progress(render.err())
+    rep = resume_park(park_id, decision, note, opts, observer)
+    render.report(rep, json_out)
+    raise typer.Exit(int(exit_code_for([rep])))
+
+
+def _ask(state: object, note: str | None) -> tuple[bool, str | None]:
+    """Show the parked action and ask; Enter alone repeats the question."""
+    from butler_cli.cli.render import approval_panel, out
+
+    console = out()
+    approval_panel(console, state)  # type: ignore[arg-type]
+    while True:
+        answer = typer.prompt("Approve? [y/n]", default="", show_default=False).strip().lower()
+        if answer in ("y", "yes"):
+            return True, note
+        if answer in ("n", "no"):
+            if note is None:
+                note = typer.prompt("Note for the model (optional)", default="",
+                                    show_default=False) or None
+            return False, note

@@ -1,0 +1,76 @@
+"""One error family for the whole butler.
+
+Every error the butler raises on purpose is a :class:`ButlerError` with a machine-readable
+``code`` and the :class:`ExitCode` the CLI should end with. The CLI turns them into one line
+in exactly one place (``butler_cli.cli.errors``); nothing else prints them.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, documented in the README. Several apply → USAGE, FAILED, LIMIT, PARKED."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    PARKED = 3
+    LIMIT = 4
+    UNRESUMABLE = 5
+
+
+class ButlerError(Exception):
+    """Base of every deliberate butler error: a code, a one-line message, an exit code."""
+
+    code: str = "butler_error"
+    exit_code: ExitCode = ExitCode.FAILED
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else self.code
+
+
+class UsageError(ButlerError):
+    """Bad input or configuration: nothing ran."""
+
+    code = "usage"
+    exit_code = ExitCode.USAGE
+
+
+class ToolsetError(UsageError):
+    """A toolset or gate was built wrong (spec G1, G5): raised before any model call."""
+
+    code = "toolset"
+
+
+class PolicyLoadError(UsageError):
+    """A policy could not be found, imported or validated."""
+
+    code = "policy_load"
+
+
+class ModelError(ButlerError):
+    """The model (provider) could not answer; the task fails."""
+
+    code = "model"
+    exit_code = ExitCode.FAILED
+
+
+class ParkError(ButlerError):
+    """A park cannot be resumed: decided, tampered with, corrupt, locked or of unknown version."""
+
+    code = "park"
+    exit_code = ExitCode.UNRESUMABLE
+
+
+class ParkNotFound(UsageError):
+    """No park matches the id (or prefix) given."""
+
+    code = "park_not_found"

@@ -1,0 +1,251 @@
+"""The bounded, governed tool loop (spec L1–L7) and its continuation after a decision (R3).
+
+No I/O of its own: the model, the toolbox, the park sink and the observer are injected.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from butler_cli.core.errors import ModelError
+from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, error_result
+from butler_cli.core.park import (
+    Approval,
+    Decision,
+    Journal,
+    answer_parked_round,
+    refused_message,
+    results_message,
+)
+from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
+from butler_cli.core.toolsets import Toolbox
+from butler_cli.core.verdicts import Verdict, approve
+
+DEFAULT_MAX_ROUNDS = 8
+UNATTENDED_REASON = (
+    "the policy allows '{name}', but an unattended run acts on its own only with --yes-safe"
+)
+
+OutcomeStatus = Literal["done", "parked", "limit", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    system: str = ""
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    #: False in unattended runs without --yes-safe: a policy ``allow`` parks instead (X5).
+    allow_runs: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ParkDraft:
+    """A parked round, ready for the store to give it an id and write it (P2)."""
+
+    messages: list[Message]
+    calls: list[ToolUseBlock]
+    approval: Approval
+    verdicts: dict[str, Verdict]
+
+
+#: Saves a parked round durably and returns its id; called before anyone is asked (X1).
+ParkSink = Callable[[ParkDraft], str]
+
+
+class LoopObserver:
+    """Hooks for progress display and audit. Every method is a no-op by default."""
+
+    def model_started(self) -> None: ...
+
+    def model_finished(self, response: ModelResponse) -> None: ...
+
+    def round_classified(
+        self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
+    ) -> None: ...
+
+    def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None: ...
+
+
+class Observers(LoopObserver):
+    """Fans every hook out to several observers, in order."""
+
+    def __init__(self, *observers: LoopObserver) -> None:
+        self._all = observers
+
+    def model_started(self) -> None:
+        for o in self._all:
+            o.model_started()
+
+    def model_finished(self, response: ModelResponse) -> None:
+        for o in self._all:
+            o.model_finished(response)
+
+    def round_classified(
+        self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
+    ) -> None:
+        for o in self._all:
+            o.round_classified(calls, verdicts, park_id)
+
+    def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
+        for o in self._all:
+            o.tool_finished(call, result, seconds)
+
+
+@dataclass
+class LoopOutcome:
+    status: OutcomeStatus
+    text: str
+    messages: list[Message]
+    rounds: int
+    park_id: str | None = None
+    approval: Approval | None = None
+    error: str | None = None
+    usage: list[Usage] = field(default_factory=list)
+
+
+def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> Verdict:
+    """The verdict for one governed call under this run's rules (G2 plus X5)."""
+    gate = toolbox.gate_for(call.name)
+    if gate is None:
+        raise ValueError(f"'{call.name}' is not a governed tool")
+    verdict = gate.classify(call.name, dict(call.input))
+    if verdict.decision == "allow" and not config.allow_runs:
+        return approve(UNATTENDED_REASON.format(name=call.name))
+    return verdict
+
+
+def run_loop(
+    provider: Provider,
+    toolbox: Toolbox,
+    messages: Sequence[Message],
+    config: LoopConfig,
+    park: ParkSink,
+    observer: LoopObserver | None = None,
+) -> LoopOutcome:
+    """Run model rounds until a final answer, a park, the round limit or a model failure."""
+    obs = observer or LoopObserver()
+    convo = list(messages)
+    tools = toolbox.definitions()
+    usage: list[Usage] = []
+    rounds = 0
+    while True:
+        obs.model_started()
+        try:
+            response = provider.complete(ModelRequest(config.system, convo, tools))
+        except ModelError as exc:
+            return LoopOutcome("failed", "", convo, rounds, error=exc.message, usage=usage)
+        obs.model_finished(response)
+        usage.append(response.usage)
+        if not response.is_tool_round:
+            if response.text:
+                convo.append(Message(role="assistant", content=[TextBlock(text=response.text)]))
+            return LoopOutcome("done", response.text, convo, rounds, usage=usage)
+        if rounds >= config.max_rounds:
+            marker = f"[butler: aborted after {config.max_rounds} tool-use rounds]"
+            text = f"{response.text}\n\n{marker}" if response.text else marker
+            convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
+            return LoopOutcome("limit", text, convo, rounds, usage=usage)
+        rounds += 1
+        convo.append(response.to_message())
+        calls = list(response.tool_calls)
+        verdicts = {
+            c.id: classify_call(toolbox, c, config) for c in calls if toolbox.is_governed(c.name)
+        }
+        asked = next((c for c in calls if _needs_person(verdicts.get(c.id))), None)
+        if asked is not None:
+            approval = _approval_for(toolbox, asked, verdicts[asked.id])
+            park_id = park(ParkDraft(list(convo), calls, approval, verdicts))
+            obs.round_classified(calls, verdicts, park_id)
+            return LoopOutcome(
+                "parked", response.text, convo, rounds, park_id, approval, usage=usage
+            )
+        obs.round_classified(calls, verdicts, None)
+        convo.append(results_message(_run_round(toolbox, calls, verdicts, obs)))
+
+
+def continue_after_decision(
+    provider: Provider,
+    toolbox: Toolbox,
+    saved_messages: Sequence[Message],
+    calls: Sequence[ToolUseBlock],
+    verdicts: dict[str, Verdict],
+    approved_id: str,
+    decision: Decision,
+    journal: Journal,
+    config: LoopConfig,
+    park: ParkSink,
+    observer: LoopObserver | None = None,
+) -> LoopOutcome:
+    """Answer the parked round (R2), then go on with a fresh round budget (R3)."""
+    obs = observer or LoopObserver()
+
+    def classify(call: ToolUseBlock) -> Verdict:
+        return classify_call(toolbox, call, config)
+
+    results = answer_parked_round(
+        calls, verdicts, approved_id, decision, toolbox, classify, _ObservedJournal(journal, obs, calls)
+    )
+    convo = [*saved_messages, results_message(results)]
+    return run_loop(provider, toolbox, convo, config, park, obs)
+
+
+def _needs_person(verdict: Verdict | None) -> bool:
+    return verdict is not None and verdict.decision == "approve"
+
+
+def _approval_for(toolbox: Toolbox, call: ToolUseBlock, verdict: Verdict) -> Approval:
+    gate = toolbox.gate_for(call.name)
+    assert gate is not None
+    title = gate.describe(call.name, dict(call.input))
+    return Approval(call_id=call.id, tool=call.name, title=title, reason=verdict.reason)
+
+
+def _run_round(
+    toolbox: Toolbox,
+    calls: Sequence[ToolUseBlock],
+    verdicts: dict[str, Verdict],
+    obs: LoopObserver,
+) -> list[ToolResultBlock]:
+    """Run a round with no approve in it, in order; refusals never reach an executor (L5)."""
+    results: list[ToolResultBlock] = []
+    for call in calls:
+        started = time.perf_counter()
+        verdict = verdicts.get(call.id)
+        if verdict is not None and verdict.decision == "refuse":
+            result = error_result(call.id, refused_message(verdict.reason))
+        else:
+            result = toolbox.run(call)
+        obs.tool_finished(call, result, time.perf_counter() - started)
+        results.append(result)
+    return results
+
+
+class _ObservedJournal:
+    """Passes results through to the observer as the resumed round records them."""
+
+    def __init__(self, inner: Journal, obs: LoopObserver, calls: Sequence[ToolUseBlock]) -> None:
+        self._inner = inner
+        self._obs = obs
+        self._calls = {c.id: c for c in calls}
+        self._started: dict[str, float] = {}
+
+    def result_for(self, call_id: str) -> ToolResultBlock | None:
+        return self._inner.result_for(call_id)
+
+    def was_started(self, call_id: str) -> bool:
+        return self._inner.was_started(call_id)
+
+    def mark_started(self, call_id: str) -> None:
+        self._started[call_id] = time.perf_counter()
+        self._inner.mark_started(call_id)
+
+    def record_result(self, result: ToolResultBlock) -> None:
+        self._inner.record_result(result)
+        began = self._started.get(result.tool_use_id)
+        seconds = time.perf_counter() - began if began is not None else 0.0
+        self._obs.tool_finished(self._calls[result.tool_use_id], result, seconds)
+
+    def resolved(self) -> None:
+        self._inner.resolved()

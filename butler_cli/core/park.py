@@ -1,0 +1,186 @@
+"""Park state (spec P1–P2) and how a parked round is answered on resume (R1–R2, X2, X4).
+
+Pure data and logic: saving, locking and the MAC live in ``butler_cli.store``; this module
+only sees a :class:`Journal` that records each call's progress durably.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from butler_cli.core.messages import Message, ToolResultBlock, ToolUseBlock, error_result
+from butler_cli.core.toolsets import Toolbox
+from butler_cli.core.verdicts import Verdict
+
+PARK_VERSION = 1
+NO_DECISION_NOTE = "no decision recorded — failing closed"
+OUTCOME_UNKNOWN = (
+    "Outcome unknown: the process stopped while this action was running; it was not run again."
+)
+NEEDS_OWN_APPROVAL = (
+    "Not executed — this action needs its own approval; ask again so it can be reviewed."
+)
+NO_APPROVAL_ON_RECORD = "Not executed — no approval on record (fail-closed)."
+
+ParkStatus = Literal["pending", "decided", "resolved"]
+
+
+def refused_message(reason: str) -> str:
+    return f"Refused (not run): {reason.rstrip('.')}."
+
+
+def declined_message(note: str | None) -> str:
+    suffix = f": {note}" if note else ""
+    return f"Not executed — you declined this action (fail-closed){suffix}."
+
+
+class Approval(BaseModel):
+    """What the person is shown. Display only: what runs is the saved call itself (P2)."""
+
+    model_config = ConfigDict(frozen=True)
+    call_id: str
+    tool: str
+    title: str
+    reason: str
+
+
+class Decision(BaseModel):
+    """A person's answer to a park (R1)."""
+
+    model_config = ConfigDict(frozen=True)
+    approved: bool
+    note: str | None = None
+
+
+def read_decision(raw: object) -> Decision:
+    """Read a decision; missing or malformed is a denial, never an implicit approval (R1)."""
+    if isinstance(raw, Decision):
+        return raw
+    if isinstance(raw, dict) and isinstance(raw.get("approved"), bool):
+        note = raw.get("note")
+        if note is None or isinstance(note, str):
+            return Decision(approved=raw["approved"], note=note or None)
+    return Decision(approved=False, note=NO_DECISION_NOTE)
+
+
+class RunContext(BaseModel):
+    """What a fresh process needs to continue the task (R4): never a key."""
+
+    model_config = ConfigDict(frozen=True)
+    task: str
+    model: str
+    policy: str
+    system: str = ""
+    max_rounds: int = 8
+    cwd: str = ""
+
+
+class ParkState(BaseModel):
+    """Everything a resume needs, saved before the person is asked (P1–P2, X1)."""
+
+    v: int = PARK_VERSION
+    id: str
+    created_at: str
+    parent: str | None = None
+    context: RunContext
+    messages: list[Message]
+    calls: list[ToolUseBlock]
+    approval: Approval
+    verdicts: dict[str, dict[str, str]]
+    status: ParkStatus = "pending"
+    decision: Decision | None = None
+    decided_at: str | None = None
+    started: list[str] = Field(default_factory=list)
+    results: dict[str, ToolResultBlock] = Field(default_factory=dict)
+
+
+class Journal(Protocol):
+    """Durable progress of a resumed round: what started, what finished (X2)."""
+
+    def result_for(self, call_id: str) -> ToolResultBlock | None: ...
+
+    def was_started(self, call_id: str) -> bool: ...
+
+    def mark_started(self, call_id: str) -> None: ...
+
+    def record_result(self, result: ToolResultBlock) -> None: ...
+
+    def resolved(self) -> None:
+        """Every call has its result: the park is finished and never runs again."""
+
+
+Classifier = Callable[[ToolUseBlock], Verdict]
+
+
+def answer_parked_round(
+    calls: Sequence[ToolUseBlock],
+    verdicts: dict[str, Verdict],
+    approved_id: str,
+    decision: Decision,
+    toolbox: Toolbox,
+    classify: Classifier,
+    journal: Journal,
+) -> list[ToolResultBlock]:
+    """Give every saved call exactly one result, in order (R2), running each at most once (X2).
+
+    The policy is asked again (X4): the stricter of the saved and the current verdict holds,
+    so a call the policy refuses now does not run even if it was approved.
+    """
+    results: list[ToolResultBlock] = []
+    for call in calls:
+        done = journal.result_for(call.id)
+        if done is not None:
+            results.append(done)
+            continue
+        if journal.was_started(call.id):
+            result = error_result(call.id, OUTCOME_UNKNOWN)
+        else:
+            blocked = _blocked_result(call, verdicts, approved_id, decision, toolbox, classify)
+            if blocked is None:
+                journal.mark_started(call.id)
+                result = toolbox.run(call)
+            else:
+                result = blocked
+        journal.record_result(result)
+        results.append(result)
+    journal.resolved()
+    return results
+
+
+def _blocked_result(
+    call: ToolUseBlock,
+    verdicts: dict[str, Verdict],
+    approved_id: str,
+    decision: Decision,
+    toolbox: Toolbox,
+    classify: Classifier,
+) -> ToolResultBlock | None:
+    """The error result for a call that must not run, or None when it may run."""
+    if not toolbox.is_governed(call.name):
+        return None  # a benign sibling, only deferred by the park (or unknown: errors itself)
+    saved = verdicts.get(call.id)
+    if saved is None:
+        return error_result(call.id, NO_APPROVAL_ON_RECORD)
+    verdict = saved.stricter(classify(call))
+    if verdict.decision == "refuse":
+        return error_result(call.id, refused_message(verdict.reason))
+    if call.id == approved_id:
+        return None if decision.approved else error_result(call.id, declined_message(decision.note))
+    if verdict.decision == "approve":
+        return error_result(call.id, NEEDS_OWN_APPROVAL)
+    return None
+
+
+def verdicts_from_state(state: ParkState) -> dict[str, Verdict]:
+    return {cid: Verdict.from_dict(raw) for cid, raw in state.verdicts.items()}
+
+
+def results_message(results: Sequence[ToolResultBlock]) -> Message:
+    return Message(role="user", content=list(results))
+
+
+def dump_verdicts(verdicts: dict[str, Verdict]) -> dict[str, dict[str, str]]:
+    return {cid: v.to_dict() for cid, v in verdicts.items()}

@@ -1,0 +1,75 @@
+"""The provider protocol: what the loop sends a model and what it gets back.
+
+Real providers (OpenAI-compatible, Anthropic) and the scripted test model implement
+:class:`Provider`. Request and response are plain dataclasses so a round never copies the
+conversation: the request holds a reference to the loop's own message list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from butler_cli.core.messages import Message, TextBlock, ToolUseBlock
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as the model sees it: name, description, JSON-Schema input."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    text: str = ""
+    tool_calls: Sequence[ToolUseBlock] = ()
+    stop_reason: StopReason = "end_turn"
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def is_tool_round(self) -> bool:
+        """Spec L2: a round only if it asks for a call *and* stopped for tool use."""
+        return bool(self.tool_calls) and self.stop_reason == "tool_use"
+
+    def to_message(self) -> Message:
+        blocks: list[TextBlock | ToolUseBlock] = []
+        if self.text:
+            blocks.append(TextBlock(text=self.text))
+        if self.is_tool_round:
+            blocks.extend(self.tool_calls)
+        return Message(role="assistant", content=list(blocks))
+
+
+class Provider(Protocol):
+    """A model behind a wire format. Raises :class:`~butler_cli.core.errors.ModelError`."""
+
+    def complete(self, request: ModelRequest) -> ModelResponse: ...

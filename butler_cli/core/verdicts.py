@@ -1,0 +1,66 @@
+"""Verdicts: what a policy says about one governed call (allow / approve / refuse)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+VerdictKind = Literal["allow", "approve", "refuse"]
+_STRICTNESS: dict[str, int] = {"allow": 0, "approve": 1, "refuse": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A policy's answer. ``reason`` is shown to the person (approve) or the model (refuse)."""
+
+    decision: VerdictKind
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"decision": self.decision, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Verdict:
+        """Read a saved verdict; anything malformed fails closed to refuse."""
+        if isinstance(data, dict):
+            decision = data.get("decision")
+            reason = data.get("reason", "")
+            if decision in _STRICTNESS and isinstance(reason, str):
+                return cls(decision, reason)
+        return cls("refuse", "malformed verdict on record — failing closed")
+
+    def stricter(self, other: Verdict) -> Verdict:
+        """The stricter of two verdicts (refuse > approve > allow); ties keep ``self``."""
+        return other if _STRICTNESS[other.decision] > _STRICTNESS[self.decision] else self
+
+
+def allow(reason: str = "") -> Verdict:
+    """Run the call without asking."""
+    return Verdict("allow", reason)
+
+
+def approve(reason: str) -> Verdict:
+    """Park the round and ask a person first."""
+    return Verdict("approve", reason)
+
+
+def refuse(reason: str) -> Verdict:
+    """Never run the call; the model sees ``Refused (not run): <reason>``."""
+    return Verdict("refuse", reason)
+
+
+def coerce_verdict(value: object) -> Verdict | None:
+    """Turn what a policy returned into a verdict.
+
+    Accepts a :class:`Verdict`, a dict ``{"decision": ..., "reason": ...}`` or ``None`` (no
+    opinion). Anything else raises ``TypeError`` so the gate can fail closed to approve.
+    """
+    if value is None or isinstance(value, Verdict):
+        return value
+    if isinstance(value, dict):
+        decision = value.get("decision")
+        reason = value.get("reason", "")
+        if decision in _STRICTNESS and isinstance(reason, str):
+            return Verdict(decision, reason)
+        raise TypeError(f"policy returned a malformed verdict dict: {value!r:.200}")
+    raise TypeError(f"policy returned {type(value).__name__}, not a verdict")

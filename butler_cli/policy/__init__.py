@@ -1,0 +1,1 @@
+"""Finding and loading risk policies (entry points, ``module:attr``, ``file.py:attr``)."""

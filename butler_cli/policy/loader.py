@@ -1,0 +1,132 @@
+"""Policy loader: find, then load, then validate — a broken policy is named in the error.
+
+A policy spec is one of:
+
+* an entry-point name in the ``butler.policies`` group (the policies we ship load this way);
+* ``package.module:attr``;
+* ``path/to/file.py:attr``.
+
+The object is a callable ``classify(name, args)``, or has a ``classify`` method; a class is
+instantiated with no arguments first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import Any
+
+from butler_cli.core.errors import PolicyLoadError
+from butler_cli.core.gate import Policy
+
+GROUP = "butler.policies"
+DEFAULT_POLICY = "ask"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPolicy:
+    """A validated policy: the spec to record in parks, where it came from, the callable."""
+
+    spec: str
+    source: str
+    classify: Policy
+
+
+def installed_policies() -> list[EntryPoint]:
+    """Entry points in the ``butler.policies`` group, by name (first one wins on a clash)."""
+    seen: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=GROUP):
+        seen.setdefault(ep.name, ep)
+    return [seen[name] for name in sorted(seen)]
+
+
+def load_policy(spec: str) -> LoadedPolicy:
+    spec = spec.strip()
+    if not spec:
+        raise PolicyLoadError("empty policy spec; use a name from `butler.policies` or module:attr")
+    target, sep, attr = spec.rpartition(":")
+    if not sep:
+        return _from_entry_point(spec)
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        return _from_file(Path(target), attr)
+    return _from_module(target, attr)
+
+
+def _from_entry_point(name: str) -> LoadedPolicy:
+    found = {ep.name: ep for ep in installed_policies()}
+    ep = found.get(name)
+    if ep is None:
+        names = ", ".join(found) or "none"
+        raise PolicyLoadError(
+            f"unknown policy '{name}'; installed policies: {names} "
+            "(or give module:attr or path/to/file.py:attr)"
+        )
+    dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
+    where = f"entry point '{name}' = {ep.value} ({dist})"
+    try:
+        obj = ep.load()
+    except Exception as exc:
+        raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
+    return LoadedPolicy(name, where, _validate(obj, where))
+
+
+def _from_module(module: str, attr: str) -> LoadedPolicy:
+    where = f"module {module}:{attr}"
+    try:
+        mod = importlib.import_module(module)
+    except Exception as exc:
+        raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
+    return LoadedPolicy(f"{module}:{attr}", where, _validate(_attr(mod, attr, where), where))
+
+
+def _from_file(path: Path, attr: str) -> LoadedPolicy:
+    path = path.expanduser().absolute()
+    where = f"file {path}:{attr}"
+    if not path.is_file():
+        raise PolicyLoadError(f"policy {where}: no such file")
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    name = f"butler_policy_file_{digest}"
+    try:
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError("not a Python file")
+        mod = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = mod
+        module_spec.loader.exec_module(mod)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
+    return LoadedPolicy(f"{path}:{attr}", where, _validate(_attr(mod, attr, where), where))
+
+
+def _attr(mod: Any, attr: str, where: str) -> Any:
+    try:
+        return getattr(mod, attr)
+    except AttributeError as exc:
+        raise PolicyLoadError(f"policy {where}: the module has no '{attr}'") from exc
+
+
+def _validate(obj: Any, where: str) -> Policy:
+    if isinstance(obj, type):
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise PolicyLoadError(f"policy {where} could not be created: {_one_line(exc)}") from exc
+    method = getattr(obj, "classify", None)
+    if callable(method):
+        return method  # type: ignore[no-any-return]
+    if callable(obj):
+        return obj  # type: ignore[no-any-return]
+    raise PolicyLoadError(
+        f"policy {where} is {type(obj).__name__}: neither callable nor with a classify method"
+    )
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:300]

@@ -1,0 +1,46 @@
+"""The append-only audit log: one JSON line per verdict and per human decision. No secrets."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from butler_cli.core.gate import compact_json
+from butler_cli.store.files import append_line
+
+AUDIT_FILE = "audit.jsonl"
+
+
+def args_digest(args: dict[str, Any]) -> str:
+    """SHA-256 of the canonical (sorted, compact) JSON of a call's arguments."""
+    canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class AuditLog:
+    def __init__(self, home: Path) -> None:
+        self.path = home / AUDIT_FILE
+
+    def record(
+        self,
+        event: str,
+        *,
+        park: str | None,
+        tool: str,
+        args: dict[str, Any],
+        outcome: str,
+        text: str | None = None,
+    ) -> None:
+        line = {
+            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "event": event,
+            "park": park,
+            "tool": tool,
+            "args_sha256": args_digest(args),
+            event: outcome,
+            "reason" if event == "verdict" else "note": text,
+        }
+        append_line(self.path, compact_json(line))

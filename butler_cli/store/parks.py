@@ -1,0 +1,254 @@
+"""Park files: durable, authenticated, exactly-once (spec X1–X3, design "Park lifecycle").
+
+A park file is readable JSON whose first line carries an HMAC over the exact bytes of the
+``park`` body that follows, so verifying never needs to re-serialise anything::
+
+    {"mac": "hmac-sha256:<64 hex>",
+    "park": { ...the ParkState... }
+    }
+
+Every transition rewrites the whole file atomically. A corrupt, tampered or unknown-version
+file is reported and left exactly as it is.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from butler_cli.core.errors import ParkError, ParkNotFound, UsageError
+from butler_cli.core.messages import ToolResultBlock
+from butler_cli.core.park import PARK_VERSION, ParkState
+from butler_cli.store.files import ensure_private_dir, read_no_follow, write_atomic
+from butler_cli.store.key import load_key, sign, verify
+
+PARKS_DIR = "parks"
+#: No 0/o, 1/l/i: ids are read aloud and typed by people.
+ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+ID_LENGTH = 8
+_ID_RE = re.compile(rf"^[{ID_ALPHABET}]{{{ID_LENGTH}}}$")
+_HEAD = b'{"mac": "hmac-sha256:'
+_MID = b'",\n"park": '
+_TAIL = b"\n}\n"
+_MAC_LEN = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ParkSummary:
+    """The few fields ``pending`` lists, read without building the whole state."""
+
+    id: str
+    created_at: str
+    status: str
+    task: str
+    tool: str
+    title: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "task": self.task,
+            "tool": self.tool,
+            "title": self.title,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A park file that could not be verified or read; ``problem`` says why."""
+
+    path: Path
+    problem: str
+
+
+def encode_park(key: bytes, state: ParkState) -> bytes:
+    body = state.model_dump_json(indent=2).encode("utf-8")
+    return _HEAD + sign(key, body).encode("ascii") + _MID + body + _TAIL
+
+
+class ParkStore:
+    """Park files under ``<home>/parks``; the key lives at ``<home>/park.key``."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.dir = home / PARKS_DIR
+        self._key: bytes | None = None
+
+    # -- ids and paths -------------------------------------------------------------------
+    def new_id(self) -> str:
+        while True:
+            pid = "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+            if not self.path_for(pid).exists():
+                return pid
+
+    def path_for(self, park_id: str) -> Path:
+        return self.dir / f"{park_id}.json"
+
+    def resolve_id(self, given: str) -> str:
+        """A full id or a unique prefix → the id. Unknown or ambiguous → usage error."""
+        given = given.strip().lower()
+        if not given or not all(c in ID_ALPHABET for c in given):
+            raise ParkNotFound(f"'{given}' is not a park id (ids look like 'k3m9xq2a')")
+        if len(given) == ID_LENGTH and self.path_for(given).exists():
+            return given
+        matches = sorted(p.stem for p in self._files() if p.stem.startswith(given))
+        if not matches:
+            raise ParkNotFound(f"no park with id '{given}' (see `butler pending`)")
+        if len(matches) > 1:
+            raise UsageError(f"'{given}' matches several parks: {', '.join(matches)}")
+        return matches[0]
+
+    def _files(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        return [p for p in self.dir.iterdir() if p.suffix == ".json" and _ID_RE.match(p.stem)]
+
+    # -- key -------------------------------------------------------------------------------
+    def key(self, *, create: bool) -> bytes | None:
+        if self._key is None:
+            self._key = load_key(self.home, create=create)
+        return self._key
+
+    # -- reading ---------------------------------------------------------------------------
+    def read_raw(self, park_id: str) -> dict[str, Any]:
+        """The verified park body as a dict; ParkError naming the file if it is not sound."""
+        path = self.path_for(park_id)
+        try:
+            data = read_no_follow(path)
+        except FileNotFoundError as exc:
+            raise ParkNotFound(f"no park with id '{park_id}'") from exc
+        except OSError as exc:
+            problem = "is a symlink" if exc.errno == 40 else (exc.strerror or str(exc))
+            raise ParkError(f"park file {path} cannot be read: {problem}") from exc
+        key = self.key(create=False)
+        if key is None:
+            raise ParkError(f"park file {path} cannot be verified: no park key in {self.home}")
+        body = _verified_body(data, key, path)
+        try:
+            raw = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ParkError(f"park file {path} is corrupt (not JSON)") from exc
+        if not isinstance(raw, dict):
+            raise ParkError(f"park file {path} is corrupt (not a park)")
+        if raw.get("v") != PARK_VERSION:
+            raise ParkError(
+                f"park file {path} has version {raw.get('v')!r}; this butler reads version "
+                f"{PARK_VERSION} (upgrade the butler to resume it)"
+            )
+        if raw.get("id") != park_id:
+            raise ParkError(f"park file {path} holds park {raw.get('id')!r}, not {park_id!r}")
+        return raw
+
+    def load(self, park_id: str) -> ParkState:
+        raw = self.read_raw(park_id)
+        try:
+            return ParkState.model_validate(raw)
+        except ValidationError as exc:
+            raise ParkError(f"park file {self.path_for(park_id)} is corrupt: {exc.errors()[0]['msg']}") from exc
+
+    def scan(self) -> Iterator[ParkSummary | Unreadable]:
+        """Every park file, oldest first, as a summary or as a problem to report."""
+        files = sorted(self._files(), key=lambda p: (_mtime(p), p.name))
+        for path in files:
+            try:
+                raw = self.read_raw(path.stem)
+                approval = raw["approval"]
+                yield ParkSummary(
+                    id=raw["id"],
+                    created_at=raw["created_at"],
+                    status=raw["status"],
+                    task=raw["context"]["task"],
+                    tool=approval["tool"],
+                    title=approval["title"],
+                    reason=approval["reason"],
+                )
+            except (ParkError, ParkNotFound) as exc:
+                yield Unreadable(path, exc.message)
+            except (KeyError, TypeError) as exc:
+                yield Unreadable(path, f"park file {path} is corrupt (missing {exc})")
+
+    # -- writing ---------------------------------------------------------------------------
+    def save(self, state: ParkState) -> None:
+        """Write the whole state atomically, MAC included (one transition)."""
+        key = self.key(create=True)
+        assert key is not None
+        ensure_private_dir(self.dir)
+        write_atomic(self.path_for(state.id), encode_park(key, state))
+
+    @contextmanager
+    def lock(self, park_id: str) -> Iterator[None]:
+        """Exclusive, non-blocking: a held lock means someone is resuming it now (exit 5)."""
+        ensure_private_dir(self.dir)
+        lock_path = self.dir / f"{park_id}.lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise ParkError(
+                    f"park {park_id} is being resumed by another process right now"
+                ) from exc
+            yield
+        finally:
+            os.close(fd)
+
+
+class ParkJournal:
+    """The exactly-once record of a resumed round, kept in the park file itself (X2)."""
+
+    def __init__(self, store: ParkStore, state: ParkState) -> None:
+        self._store = store
+        self.state = state
+
+    def result_for(self, call_id: str) -> ToolResultBlock | None:
+        return self.state.results.get(call_id)
+
+    def was_started(self, call_id: str) -> bool:
+        return call_id in self.state.started
+
+    def mark_started(self, call_id: str) -> None:
+        self.state.started.append(call_id)
+        self._store.save(self.state)
+
+    def record_result(self, result: ToolResultBlock) -> None:
+        self.state.results[result.tool_use_id] = result
+        self._store.save(self.state)
+
+    def resolved(self) -> None:
+        self.state.status = "resolved"
+        self._store.save(self.state)
+
+
+def _verified_body(data: bytes, key: bytes, path: Path) -> bytes:
+    start = len(_HEAD) + _MAC_LEN
+    if not (
+        data.startswith(_HEAD) and data[start : start + len(_MID)] == _MID and data.endswith(_TAIL)
+    ):
+        raise ParkError(f"park file {path} is corrupt (not a butler park file)")
+    mac = data[len(_HEAD) : start].decode("ascii", "replace")
+    body = data[start + len(_MID) : -len(_TAIL)]
+    if not verify(key, body, mac):
+        raise ParkError(
+            f"park file {path} failed its authenticity check (edited, or made with another key)"
+        )
+    return body
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

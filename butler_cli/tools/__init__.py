@@ -1,0 +1,15 @@
+"""Built-in tools: benign reading and the clock, governed file changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from butler_cli.core.gate import Policy
+from butler_cli.core.toolsets import Toolset
+from butler_cli.tools.clock import clock_toolset
+from butler_cli.tools.files import FileTools
+
+
+def builtin_toolsets(base_dir: Path, home: Path, policy: Policy | None) -> list[Toolset]:
+    files = FileTools(base_dir, home)
+    return [files.benign(), clock_toolset(), files.governed(policy)]

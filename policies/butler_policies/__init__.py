@@ -1,0 +1,1 @@
+"""The risk policies butler ships, registered under the ``butler.policies`` entry points."""
