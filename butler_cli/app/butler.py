@@ -117,7 +117,9 @@ class Butler:
         self.toolbox = Toolbox(builtin_toolsets(cwd, home, policy.classify))
 
     @classmethod
-    def build(cls, opts: RunOptions, *, cwd: Path | None = None, home: Path | None = None) -> Butler:
+    def build(
+        cls, opts: RunOptions, *, cwd: Path | None = None, home: Path | None = None
+    ) -> Butler:
         """Resolve model and policy up front: a bad one is a usage error before anything runs."""
         model = opts.model or os.environ.get(MODEL_ENV)
         if not model:
@@ -130,7 +132,9 @@ class Butler:
             raise UsageError("--max-rounds must be at least 1")
         provider = resolve_model(model)
         policy = load_policy(opts.policy or DEFAULT_POLICY)
-        config = LoopConfig(system=opts.system or "", max_rounds=max_rounds, allow_runs=opts.yes_safe)
+        config = LoopConfig(
+            system=opts.system or "", max_rounds=max_rounds, allow_runs=opts.yes_safe
+        )
         return cls(
             home or butler_home(),
             provider,

@@ -28,7 +28,9 @@ Policy = Annotated[
 ]
 MaxRounds = Annotated[
     int | None,
-    typer.Option("--max-rounds", min=1, help="Tool rounds allowed before the task stops. Default: 8."),
+    typer.Option(
+        "--max-rounds", min=1, help="Tool rounds allowed before the task stops. Default: 8."
+    ),
 ]
 System = Annotated[
     str | None, typer.Option("--system", help="System prompt for the model.", show_default=False)

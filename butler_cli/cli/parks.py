@@ -16,13 +16,12 @@ def pending(json_out: Json = False) -> None:
     from butler_cli.store.parks import ParkStore, ParkSummary
 
     rows: list[ParkSummary] = []
-    stderr = render.err()
     for item in ParkStore(butler_home()).scan():
         if isinstance(item, ParkSummary):
             if item.status == "pending":
                 rows.append(item)
         else:
-            stderr.print(f"butler: skipped {render.escape(item.problem)}")
+            render.warn(f"skipped {item.problem}")
     if json_out:
         render.print_json([r.to_dict() for r in rows])
     else:

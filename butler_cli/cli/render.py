@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from butler_cli.app.report import TaskReport
+from butler_cli.core.gate import default_title
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
-from butler_cli.core.provider import ModelResponse
-from butler_cli.core.gate import default_title
 from butler_cli.core.park import ParkState
+from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
 from butler_cli.store.parks import ParkSummary
 
@@ -29,6 +29,11 @@ def out() -> Console:
 
 def err() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    """One line on stderr, prefixed like every butler message; never read as markup."""
+    err().print(f"butler: {escape(message)}")
 
 
 def print_json_line(obj: Any) -> None:
@@ -117,7 +122,9 @@ def park_details(console: Console, state: ParkState) -> None:
     """``butler show``: the whole park in text."""
     approval_panel(console, state)
     console.print(f"  status: {state.status}   created: {state.created_at}")
-    console.print(f"  model:  {escape(state.context.model)}   policy: {escape(state.context.policy)}")
+    console.print(
+        f"  model:  {escape(state.context.model)}   policy: {escape(state.context.policy)}"
+    )
     if state.parent:
         console.print(f"  continues park {state.parent}")
     if state.decision is not None:

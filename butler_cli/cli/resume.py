@@ -63,6 +63,8 @@ def _ask(state: object, note: str | None) -> tuple[bool, str | None]:
             return True, note
         if answer in ("n", "no"):
             if note is None:
-                note = typer.prompt("Note for the model (optional)", default="",
-                                    show_default=False) or None
+                note = (
+                    typer.prompt("Note for the model (optional)", default="", show_default=False)
+                    or None
+                )
             return False, note

@@ -14,13 +14,18 @@ from butler_cli.cli.options import Json, MaxRounds, Model, Policy, System, YesSa
 def run(
     tasks: Annotated[
         list[str] | None,
-        typer.Argument(help="Tasks, each its own conversation (quote a task with spaces).",
-                       show_default=False),
+        typer.Argument(
+            help="Tasks, each its own conversation (quote a task with spaces).", show_default=False
+        ),
     ] = None,
     tasks_file: Annotated[
         str | None,
-        typer.Option("--tasks-file", help="Read tasks from a file (or - for stdin), one a line; "
-                     "blank lines and lines starting with # are skipped.", show_default=False),
+        typer.Option(
+            "--tasks-file",
+            help="Read tasks from a file (or - for stdin), one a line; "
+            "blank lines and lines starting with # are skipped.",
+            show_default=False,
+        ),
     ] = None,
     model: Model = None,
     policy: Policy = None,
@@ -38,7 +43,7 @@ def run(
 
     all_tasks = list(tasks or []) + (_read_tasks(tasks_file) if tasks_file else [])
     if not all_tasks:
-        raise UsageError("no task given: butler run \"TASK\" (or --tasks-file PATH)")
+        raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
     opts = RunOptions(model, policy, system, max_rounds, yes_safe)
     console = render.err()
 
@@ -62,4 +67,6 @@ def _read_tasks(source: str) -> list[str]:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read tasks file {source}: {exc}") from exc
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return [
+        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+    ]

@@ -11,7 +11,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Process exit codes, documented in the README. Several apply → USAGE, FAILED, LIMIT, PARKED."""
+    """Process exit codes (see the README). Several apply → USAGE, FAILED, LIMIT, PARKED."""
 
     OK = 0
     FAILED = 1

@@ -65,7 +65,9 @@ class LoopObserver:
         self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
     ) -> None: ...
 
-    def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None: ...
+    def tool_finished(
+        self, call: ToolUseBlock, result: ToolResultBlock, seconds: float
+    ) -> None: ...
 
 
 class Observers(LoopObserver):
@@ -185,7 +187,13 @@ def continue_after_decision(
         return classify_call(toolbox, call, config)
 
     results = answer_parked_round(
-        calls, verdicts, approved_id, decision, toolbox, classify, _ObservedJournal(journal, obs, calls)
+        calls,
+        verdicts,
+        approved_id,
+        decision,
+        toolbox,
+        classify,
+        _ObservedJournal(journal, obs, calls),
     )
     convo = [*saved_messages, results_message(results)]
     return run_loop(provider, toolbox, convo, config, park, obs)

@@ -157,7 +157,9 @@ class ParkStore:
         try:
             return ParkState.model_validate(raw)
         except ValidationError as exc:
-            raise ParkError(f"park file {self.path_for(park_id)} is corrupt: {exc.errors()[0]['msg']}") from exc
+            raise ParkError(
+                f"park file {self.path_for(park_id)} is corrupt: {exc.errors()[0]['msg']}"
+            ) from exc
 
     def scan(self) -> Iterator[ParkSummary | Unreadable]:
         """Every park file, oldest first, as a summary or as a problem to report."""

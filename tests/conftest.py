@@ -1,0 +1,88 @@
+"""Shared fixtures. Every test runs with BUTLER_HOME in its own temp dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BIN_DIR = Path(sys.executable).parent
+
+
+@pytest.fixture(autouse=True)
+def butler_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("BUTLER_HOME", str(home))
+    monkeypatch.delenv("BUTLER_MODEL", raising=False)
+    return home
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+def butler_exe() -> str:
+    exe = BIN_DIR / "butler"
+    if not exe.exists():
+        pytest.fail(f"the installed `butler` is missing at {exe}: pip install -e '.[test]'")
+    return str(exe)
+
+
+@pytest.fixture
+def butler(butler_home: Path, workdir: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed `butler` in a subprocess, in `workdir`, with this test's home."""
+
+    def run(
+        *args: str,
+        input: str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, "BUTLER_HOME": str(butler_home), "NO_COLOR": "1"}
+        full_env.update(env or {})
+        return subprocess.run(
+            [butler_exe(), *args],
+            input=input if input is not None else "",
+            cwd=cwd or workdir,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[..., str]:
+    """Write a scripted-model file from turns; returns the `--model` value for it."""
+    counter = {"n": 0}
+
+    def make(*turns: dict[str, Any]) -> str:
+        counter["n"] += 1
+        path = tmp_path / f"script{counter['n']}.json"
+        path.write_text(json.dumps({"turns": list(turns)}), encoding="utf-8")
+        return f"scripted:{path}"
+
+    return make
+
+
+def call(name: str, cid: str | None = None, **arguments: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "arguments": arguments}
+    if cid:
+        out["id"] = cid
+    return out
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
