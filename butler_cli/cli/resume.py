@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from butler_cli.core.park import ParkState
 
 from butler_cli.cli.options import Json, MaxRounds, Model, Policy, System, YesSafe
 
@@ -38,12 +41,15 @@ def resume(
         raise UsageError("choose one of --approve and --deny")
     decision: bool | None = True if approve else False if deny else None
     if decision is None:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
-            raise UsageError(
-                f"no decision given: butler resume {park_id} --approve (or --deny); "
-                "nothing was changed"
-            )
-        decision, note = _ask(load_park(park_id), note)
+        state = load_park(park_id)
+        # A decided park needs no new decision: resuming it recovers a crashed run.
+        if state.status == "pending":
+            if not (sys.stdin.isatty() and sys.stdout.isatty()):
+                raise UsageError(
+                    f"no decision given: butler resume {park_id} --approve (or --deny); "
+                    "nothing was changed"
+                )
+            decision, note = _ask(state, note)
     opts = RunOptions(model, policy, system, max_rounds, yes_safe)
     observer = None if json_out else render.Progress(render.err())
     rep = resume_park(park_id, decision, note, opts, observer)
@@ -51,12 +57,12 @@ def resume(
     raise typer.Exit(int(exit_code_for([rep])))
 
 
-def _ask(state: object, note: str | None) -> tuple[bool, str | None]:
+def _ask(state: ParkState, note: str | None) -> tuple[bool, str | None]:
     """Show the parked action and ask; Enter alone repeats the question."""
     from butler_cli.cli.render import approval_panel, out
 
     console = out()
-    approval_panel(console, state)  # type: ignore[arg-type]
+    approval_panel(console, state)
     while True:
         answer = typer.prompt("Approve? [y/n]", default="", show_default=False).strip().lower()
         if answer in ("y", "yes"):

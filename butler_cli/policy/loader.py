@@ -85,7 +85,7 @@ def _from_module(module: str, attr: str) -> LoadedPolicy:
 
 
 def _from_file(path: Path, attr: str) -> LoadedPolicy:
-    path = path.expanduser().absolute()
+    path = path.expanduser().resolve()
     where = f"file {path}:{attr}"
     if not path.is_file():
         raise PolicyLoadError(f"policy {where}: no such file")

@@ -52,7 +52,7 @@ class ScriptedProvider:
     def from_target(cls, target: str) -> ScriptedProvider:
         if not target:
             raise UsageError("the scripted model needs a file: --model scripted:PATH")
-        path = Path(target).expanduser().absolute()
+        path = Path(target).expanduser().resolve()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
