@@ -13,15 +13,12 @@ def pending(json_out: Json = False) -> None:
     """List parks awaiting a decision. A corrupt park file is named on stderr and skipped."""
     from butler_cli.cli import render
     from butler_cli.store.files import butler_home
-    from butler_cli.store.parks import ParkStore, ParkSummary
+    from butler_cli.store.parks import ParkStore
 
-    rows: list[ParkSummary] = []
-    for item in ParkStore(butler_home()).scan():
-        if isinstance(item, ParkSummary):
-            if item.status == "pending":
-                rows.append(item)
-        else:
-            render.warn(f"skipped {item.problem}")
+    summaries, problems = ParkStore(butler_home()).scan()
+    for problem in problems:
+        render.warn(f"skipped {problem.problem}")
+    rows = [s for s in summaries if s.status == "pending"]
     if json_out:
         render.print_json([r.to_dict() for r in rows])
     else:
@@ -35,9 +32,10 @@ def show(
     """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""
     from butler_cli.app.butler import load_park
     from butler_cli.cli import render
+    from butler_cli.cli.views import park_details
 
     state = load_park(park_id)
     if json_out:
         render.print_json(state.model_dump(mode="json"))
     else:
-        render.park_details(render.out(), state)
+        park_details(render.out(), state)

@@ -35,6 +35,7 @@ def resume(
     from butler_cli.app.butler import RunOptions, load_park, resume_park
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli import render
+    from butler_cli.cli.progress import Progress
     from butler_cli.core.errors import UsageError
 
     if approve and deny:
@@ -51,7 +52,7 @@ def resume(
                 )
             decision, note = _ask(state, note)
     opts = RunOptions(model, policy, system, max_rounds, yes_safe)
-    observer = None if json_out else render.Progress(render.err())
+    observer = None if json_out else Progress(render.err())
     rep = resume_park(park_id, decision, note, opts, observer)
     render.report(rep, json_out)
     raise typer.Exit(int(exit_code_for([rep])))
@@ -59,7 +60,8 @@ def resume(
 
 def _ask(state: ParkState, note: str | None) -> tuple[bool, str | None]:
     """Show the parked action and ask; Enter alone repeats the question."""
-    from butler_cli.cli.render import approval_panel, out
+    from butler_cli.cli.render import out
+    from butler_cli.cli.views import approval_panel
 
     console = out()
     approval_panel(console, state)

@@ -39,6 +39,7 @@ def run(
     from butler_cli.app.butler import RunOptions, run_tasks
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli import render
+    from butler_cli.cli.progress import Progress
     from butler_cli.core.errors import UsageError
 
     all_tasks = list(tasks or []) + (_read_tasks(tasks_file) if tasks_file else [])
@@ -47,11 +48,11 @@ def run(
     opts = RunOptions(model, policy, system, max_rounds, yes_safe)
     console = render.err()
 
-    def observer_for(i: int, task: str) -> render.Progress | None:
+    def observer_for(i: int, task: str) -> Progress | None:
         if json_out:
             return None
         render.task_header(console, i, len(all_tasks), task)
-        return render.Progress(console)
+        return Progress(console)
 
     reports = []
     for rep in run_tasks(all_tasks, opts, observer_for):

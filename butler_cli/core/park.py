@@ -12,10 +12,10 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from butler_cli.core.messages import Message, ToolResultBlock, ToolUseBlock, error_result
+from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
 
-PARK_VERSION = 1
 NO_DECISION_NOTE = "no decision recorded — failing closed"
 OUTCOME_UNKNOWN = (
     "Outcome unknown: the process stopped while this action was running; it was not run again."

@@ -1,0 +1,52 @@
+"""Views of one park: what a person sees before deciding, and `butler show`."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.markup import escape
+
+from butler_cli.core.gate import default_title
+from butler_cli.core.park import ParkState
+
+
+def approval_panel(console: Console, state: ParkState) -> None:
+    """The parked action as a person should see it before deciding: tool, title, reason, args."""
+    call = next((c for c in state.calls if c.id == state.approval.call_id), None)
+    args = json.dumps(call.input if call else {}, indent=2, ensure_ascii=False)
+    console.print(f"[bold]Park {state.id}[/bold] — task: {escape(state.context.task)}")
+    console.print(f"  tool:   {escape(state.approval.tool)}")
+    console.print(f"  action: {escape(state.approval.title)}")
+    console.print(f"  why:    {escape(state.approval.reason)}")
+    console.print("  arguments:")
+    for line in args.splitlines():
+        console.print(f"    {escape(line)}")
+
+
+def park_details(console: Console, state: ParkState) -> None:
+    """``butler show``: the whole park in text."""
+    approval_panel(console, state)
+    console.print(f"  status: {state.status}   created: {state.created_at}")
+    console.print(
+        f"  model:  {escape(state.context.model)}   policy: {escape(state.context.policy)}"
+    )
+    if state.parent:
+        console.print(f"  continues park {state.parent}")
+    if state.decision is not None:
+        word = "approved" if state.decision.approved else "denied"
+        note = f" — {escape(state.decision.note)}" if state.decision.note else ""
+        console.print(f"  decision: {word} at {state.decided_at}{note}")
+    console.print("  calls in the parked round:")
+    for call in state.calls:
+        raw = state.verdicts.get(call.id)
+        verdict = f"{raw['decision']}" if raw else "benign"
+        result = state.results.get(call.id)
+        outcome = ""
+        if result is not None:
+            outcome = " → " + ("error: " if result.is_error else "") + result.content[:200]
+        console.print(
+            f"    {escape(f'[{verdict}]')} {escape(default_title(call.name, dict(call.input)))}"
+            f"{escape(outcome)}"
+        )
+    console.print(f"  conversation: {len(state.messages)} messages (--json shows them all)")
