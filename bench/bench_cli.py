@@ -31,17 +31,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         rows = []
-        res = median_runs({"floor": floor, "help": [butler, "--help"]}, RUNS, {"BUTLER_HOME": str(root / "none")})
+        res = median_runs(
+            {"floor": floor, "help": [butler, "--help"]}, RUNS, {"BUTLER_HOME": str(root / "none")}
+        )
         rows.append(("butler --help", res["help"], res["floor"], 1.3))
         for n in (10, 1000):
             home = make_home(root, n)
-            res = median_runs({"floor": floor, "pending": [butler, "pending"]}, RUNS, {"BUTLER_HOME": str(home)})
+            res = median_runs(
+                {"floor": floor, "pending": [butler, "pending"]}, RUNS, {"BUTLER_HOME": str(home)}
+            )
             rows.append((f"butler pending, {n} parks", res["pending"], res["floor"], 2.0))
     print("| command | median | floor (same run) | ratio | target |")
     print("|---|---|---|---|---|")
     for name, t, base, target in rows:
         ok = "✓" if t / base <= target else "✗"
-        print(f"| {name} | {t * 1000:.0f} ms | {base * 1000:.0f} ms | {t / base:.2f}x | ≤ {target}x {ok} |")
+        print(
+            f"| {name} | {t * 1000:.0f} ms | {base * 1000:.0f} ms | {t / base:.2f}x | ≤ {target}x {ok} |"
+        )
 
 
 if __name__ == "__main__":

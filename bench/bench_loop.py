@@ -88,13 +88,17 @@ def _no_park(draft: object) -> str:
 
 
 def main() -> None:
-    print("| rounds | butler loop, per round | baseline (tool + result block) | loop overhead | pydantic-ai FunctionModel, per round |")
+    print(
+        "| rounds | butler loop, per round | baseline (tool + result block) | loop overhead | pydantic-ai FunctionModel, per round |"
+    )
     print("|---|---|---|---|---|")
     for n in (8, 64, 512):
         ours, base = butler_round_cost(n), baseline_round_cost(n)
         theirs = pydantic_ai_round_cost(n)
         other = f"{theirs * 1000:.2f} ms" if theirs is not None else "not installed"
-        print(f"| {n} | {ours * 1000:.3f} ms | {base * 1000:.3f} ms | {(ours - base) * 1000:.3f} ms | {other} |")
+        print(
+            f"| {n} | {ours * 1000:.3f} ms | {base * 1000:.3f} ms | {(ours - base) * 1000:.3f} ms | {other} |"
+        )
 
 
 if __name__ == "__main__":

@@ -18,14 +18,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import per_call, sample_state  # noqa: E402
-
-from butler_cli.store.parks import ParkStore, _verified_body, encode_park  # noqa: E402
-from butler_cli.core.park import ParkState  # noqa: E402
 from pydantic_core import from_json  # noqa: E402
+
+from butler_cli.core.park import ParkState  # noqa: E402
+from butler_cli.store.parks import ParkStore, _verified_body, encode_park  # noqa: E402
 
 
 def main() -> None:
-    print("| messages | file size | save + load (MAC) | json.dumps + json.loads | ratio | durable save | plain write + fsync |")
+    print(
+        "| messages | file size | save + load (MAC) | json.dumps + json.loads | ratio | durable save | plain write + fsync |"
+    )
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         store = ParkStore(Path(tmp))

@@ -27,14 +27,18 @@ def per_call(fn: Callable[[], object], repeat: int, number: int) -> float:
     return best
 
 
-def median_runs(commands: dict[str, Sequence[str]], runs: int, env: dict[str, str]) -> dict[str, float]:
+def median_runs(
+    commands: dict[str, Sequence[str]], runs: int, env: dict[str, str]
+) -> dict[str, float]:
     """Median wall seconds of each command, runs interleaved so machine noise hits all alike."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     full_env = {**os.environ, **env}
     for _ in range(runs):
         for name, argv in commands.items():
             start = time.perf_counter()
-            subprocess.run(argv, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                argv, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+            )
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(t) for name, t in times.items()}
 
@@ -45,12 +49,19 @@ def sample_state(park_id: str, n_messages: int) -> ParkState:
     i = 0
     while len(messages) < n_messages - 1:
         call = ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"notes/{i}.md"})
-        messages.append(Message(role="assistant", content=[TextBlock(text="Reading the next note."), call]))
         messages.append(
-            Message(role="user", content=[ToolResultBlock(tool_use_id=f"c{i}", content="line of a note\n" * 20)])
+            Message(role="assistant", content=[TextBlock(text="Reading the next note."), call])
+        )
+        messages.append(
+            Message(
+                role="user",
+                content=[ToolResultBlock(tool_use_id=f"c{i}", content="line of a note\n" * 20)],
+            )
         )
         i += 1
-    final = ToolUseBlock(id="w", name="write_file", input={"path": "summary.md", "content": "summary\n" * 10})
+    final = ToolUseBlock(
+        id="w", name="write_file", input={"path": "summary.md", "content": "summary\n" * 10}
+    )
     messages.append(Message(role="assistant", content=[final]))
     return ParkState(
         id=park_id,
@@ -58,6 +69,8 @@ def sample_state(park_id: str, n_messages: int) -> ParkState:
         context=RunContext(task="Tidy my notes", model="scripted:/x.json", policy="ask"),
         messages=messages,
         calls=[final],
-        approval=Approval(call_id="w", tool="write_file", title='write_file({"path":"summary.md"})', reason="asks"),
+        approval=Approval(
+            call_id="w", tool="write_file", title='write_file({"path":"summary.md"})', reason="asks"
+        ),
         verdicts={"w": {"decision": "approve", "reason": "asks"}},
     )

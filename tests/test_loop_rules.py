@@ -165,3 +165,25 @@ def test_r3_continued_loop_may_park_again_with_a_parent(butler_home: Path) -> No
 
 def test_config_is_plain_data() -> None:
     assert LoopConfig().max_rounds == 8
+
+
+def test_exit_code_priority() -> None:
+    from butler_cli.app.report import TaskReport, exit_code_for
+
+    def codes(*statuses: str) -> int:
+        return int(exit_code_for([TaskReport(task="t", status=s) for s in statuses]))
+
+    assert codes() == 0 and codes("done") == 0
+    assert codes("done", "parked") == 3
+    assert codes("parked", "limit") == 4
+    assert codes("parked", "limit", "failed", "done") == 1
+
+
+def test_park_ids_are_short_and_unambiguous(butler_home: Path) -> None:
+    import re
+
+    from butler_cli.store.parks import ParkStore
+
+    ids = {ParkStore(butler_home).new_id() for _ in range(200)}
+    assert len(ids) == 200
+    assert all(re.fullmatch(r"[a-hjkmnp-z2-9]{8}", i) for i in ids)

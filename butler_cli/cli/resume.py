@@ -59,20 +59,28 @@ def resume(
 
 
 def _ask(state: ParkState, note: str | None) -> tuple[bool, str | None]:
-    """Show the parked action and ask; Enter alone repeats the question."""
+    """Show the parked action and ask. Enter alone repeats the question; Ctrl-C or end of
+    input means "later": the park stays as it is (exit 3)."""
+    import click
+
     from butler_cli.cli.render import out
     from butler_cli.cli.views import approval_panel
 
     console = out()
     approval_panel(console, state)
-    while True:
-        answer = typer.prompt("Approve? [y/n]", default="", show_default=False).strip().lower()
-        if answer in ("y", "yes"):
-            return True, note
-        if answer in ("n", "no"):
-            if note is None:
-                note = (
-                    typer.prompt("Note for the model (optional)", default="", show_default=False)
-                    or None
-                )
-            return False, note
+    try:
+        while True:
+            answer = typer.prompt("Approve? [y/n]", default="", show_default=False)
+            answer = answer.strip().lower()
+            if answer in ("y", "yes"):
+                return True, note
+            if answer in ("n", "no"):
+                if note is None:
+                    text = typer.prompt(
+                        "Note for the model (optional)", default="", show_default=False
+                    )
+                    note = text.strip() or None
+                return False, note
+    except (click.exceptions.Abort, EOFError):
+        console.print(f"\nLeft parked; decide later with: butler resume {state.id}")
+        raise typer.Exit(3) from None
