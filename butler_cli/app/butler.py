@@ -175,11 +175,17 @@ class Butler:
         audit = AuditObserver(self.audit)
         return Observers(audit, observer) if observer is not None else audit
 
-    def run_task(self, task: str, observer: LoopObserver | None = None) -> TaskReport:
+    def run_task(
+        self,
+        task: str,
+        observer: LoopObserver | None = None,
+        history: Sequence[Message] = (),
+    ) -> TaskReport:
+        """Run one task; ``history`` is the conversation so far (chat), empty for `run`."""
         outcome = run_loop(
             self.provider,
             self.toolbox,
-            [Message.user_text(task)],
+            [*history, Message.user_text(task)],
             self.config,
             self._park_sink(task, None),
             self._observers(observer),

@@ -6,10 +6,11 @@ import sys
 
 import typer
 
-from butler_cli.cli import parks, resume, run
+from butler_cli.cli import chat, parks, resume, run
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
+Plain `butler` opens the chat; `butler demo` shows it offline.
 
 Exit codes: 0 done · 1 a task failed · 2 usage or config error (nothing ran) · 3 a task
 parked · 4 a task hit the round limit · 5 a park cannot be resumed."""
@@ -17,17 +18,26 @@ parked · 4 a task hit the round limit · 5 a park cannot be resumed."""
 app = typer.Typer(
     name="butler",
     help=HELP,
-    no_args_is_help=True,
+    invoke_without_command=True,
     add_completion=False,
     pretty_exceptions_enable=False,  # tracebacks with locals can print API keys
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app.command("chat")(chat.chat)
+app.command("demo")(chat.demo)
 app.command("run")(run.run)
 app.command("resume")(resume.resume)
 app.command("pending")(parks.pending)
 app.command("show")(parks.show)
+
+
+@app.callback()
+def _root(ctx: typer.Context) -> None:
+    """Plain `butler` opens the chat."""
+    if ctx.invoked_subcommand is None:
+        chat.chat()
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -11,8 +10,8 @@ from rich.markup import escape
 from butler_cli.core.gate import default_title
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
+from butler_cli.core.park import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
-from butler_cli.core.verdicts import Verdict
 
 
 class Progress(LoopObserver):
@@ -21,7 +20,6 @@ class Progress(LoopObserver):
     def __init__(self, console: Console) -> None:
         self.console = console
         self._status: Any = None
-        self._verdicts: dict[str, Verdict] = {}
 
     def model_started(self) -> None:
         if self.console.is_terminal:
@@ -29,22 +27,28 @@ class Progress(LoopObserver):
             self._status.start()
 
     def model_finished(self, response: ModelResponse) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop the spinner, if one is showing (also after a cancelled model call)."""
         if self._status is not None:
             self._status.stop()
             self._status = None
 
-    def round_classified(
-        self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
-    ) -> None:
-        self._verdicts = dict(verdicts)
-
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
-        verdict = self._verdicts.get(call.id)
-        if verdict is not None and verdict.decision == "refuse" and result.is_error:
-            mark, word = "[red]✗[/red]", "refused"
-        elif result.is_error:
-            mark, word = "[yellow]![/yellow]", "error"
-        else:
-            mark, word = "[green]✓[/green]", "ran"
+        mark, word = outcome_label(result)
         title = escape(default_title(call.name, dict(call.input)))
         self.console.print(f"  {mark} {title} — {word} [dim]{seconds * 1000:.0f} ms[/dim]")
+
+
+def outcome_label(result: ToolResultBlock) -> tuple[str, str]:
+    """A mark and a word for what became of a call: ran, refused, not run, unknown, error."""
+    if not result.is_error:
+        return "[green]✓[/green]", "ran"
+    if result.content.startswith(REFUSED_PREFIX):
+        return "[red]✗[/red]", "refused"
+    if result.content.startswith(NOT_RUN_PREFIX):
+        return "[yellow]–[/yellow]", "not run"
+    if result.content == OUTCOME_UNKNOWN:
+        return "[yellow]?[/yellow]", "outcome unknown"
+    return "[yellow]![/yellow]", "error"

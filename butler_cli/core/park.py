@@ -16,25 +16,27 @@ from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
 
+REFUSED_PREFIX = "Refused (not run)"
+NOT_RUN_PREFIX = "Not executed —"
 NO_DECISION_NOTE = "no decision recorded — failing closed"
 OUTCOME_UNKNOWN = (
     "Outcome unknown: the process stopped while this action was running; it was not run again."
 )
 NEEDS_OWN_APPROVAL = (
-    "Not executed — this action needs its own approval; ask again so it can be reviewed."
+    f"{NOT_RUN_PREFIX} this action needs its own approval; ask again so it can be reviewed."
 )
-NO_APPROVAL_ON_RECORD = "Not executed — no approval on record (fail-closed)."
+NO_APPROVAL_ON_RECORD = f"{NOT_RUN_PREFIX} no approval on record (fail-closed)."
 
 ParkStatus = Literal["pending", "decided", "resolved"]
 
 
 def refused_message(reason: str) -> str:
-    return f"Refused (not run): {reason.rstrip('.')}."
+    return f"{REFUSED_PREFIX}: {reason.rstrip('.')}."
 
 
 def declined_message(note: str | None) -> str:
     suffix = f": {note}" if note else ""
-    return f"Not executed — you declined this action (fail-closed){suffix}."
+    return f"{NOT_RUN_PREFIX} you declined this action (fail-closed){suffix}."
 
 
 class Approval(BaseModel):

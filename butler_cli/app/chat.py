@@ -1,0 +1,60 @@
+"""A chat conversation: turns that carry on, parks decided inline through the resume path.
+
+Terminal-free: the REPL supplies an ``ask`` callback that shows a park to a person and
+returns their answer (or None for "later"). Deciding goes through :func:`resume_park`, the
+same exactly-once path as `butler resume`, so a park decided here cannot be decided again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from butler_cli.app.butler import Butler, RunOptions, load_park, resume_park
+from butler_cli.app.report import TaskReport
+from butler_cli.core.loop import LoopObserver
+from butler_cli.core.messages import Message
+from butler_cli.core.park import ParkState
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A person's answer at the approval prompt."""
+
+    approved: bool
+    note: str | None = None
+
+
+#: Shows a park and returns the person's answer, or None to leave it parked ("later").
+Ask = Callable[[ParkState], Answer | None]
+
+
+class Conversation:
+    """The session's conversation; a parked turn joins it only once it is answered."""
+
+    def __init__(self, butler: Butler, opts: RunOptions) -> None:
+        self.butler = butler
+        self.opts = opts
+        self.messages: list[Message] = []
+
+    def reset(self) -> None:
+        self.messages = []
+
+    def send(self, text: str, ask: Ask, observer: LoopObserver | None = None) -> TaskReport:
+        """One user turn: run it, and decide every park it makes until it ends or waits."""
+        report = self.butler.run_task(text, observer, history=self.messages)
+        report = self.decide(report, ask, observer)
+        if report.status in ("done", "limit"):
+            self.messages = report.messages
+        return report
+
+    def decide(
+        self, report: TaskReport, ask: Ask, observer: LoopObserver | None = None
+    ) -> TaskReport:
+        """While the task is parked, ask; an answer resumes it, "later" leaves it parked."""
+        while report.status == "parked" and report.park_id is not None:
+            answer = ask(load_park(report.park_id))
+            if answer is None:
+                return report
+            report = resume_park(report.park_id, answer.approved, answer.note, self.opts, observer)
+        return report

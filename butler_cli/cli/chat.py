@@ -1,0 +1,47 @@
+"""`butler chat` (also plain `butler`) and `butler demo`: the interactive session."""
+
+from __future__ import annotations
+
+import sys
+
+from butler_cli.cli.options import MaxRounds, Model, Policy, System
+
+DEMO_BANNER = (
+    "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
+    "and press Enter; it will run a benign tool, then ask before changing a file."
+)
+
+
+def chat(
+    model: Model = None,
+    policy: Policy = None,
+    max_rounds: MaxRounds = None,
+    system: System = None,
+) -> None:
+    """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
+    n deny (with a note), l later (stays parked), d details."""
+    _start(model, policy, max_rounds, system, banner="")
+
+
+def demo(policy: Policy = None) -> None:
+    """The offline demo: the chat on a bundled scripted conversation, no API key needed."""
+    from importlib.resources import files
+
+    script = files("butler_cli.demo").joinpath("demo.json")
+    _start(f"scripted:{script}", policy, None, None, banner=DEMO_BANNER)
+
+
+def _start(
+    model: str | None, policy: str | None, max_rounds: int | None, system: str | None, banner: str
+) -> None:
+    from butler_cli.app.butler import Butler, RunOptions
+    from butler_cli.cli.render import out
+    from butler_cli.core.errors import UsageError
+    from butler_cli.repl.session import ChatRepl
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the chat needs a terminal; for scripts use `butler run`")
+    # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe=True)
+    butler = Butler.build(opts)
+    ChatRepl(butler, opts, out(), banner).run()

@@ -1,0 +1,1 @@
+"""The interactive chat: prompt-toolkit input, rich output, the approval prompt inline."""

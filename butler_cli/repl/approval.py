@@ -1,0 +1,78 @@
+"""The approval prompt: what the person sees before a governed action runs, and their answer.
+
+``y`` approve once · ``n`` deny (with an optional note the model sees) · ``l`` later (leave it
+parked) · ``d`` details (every argument in full). Enter alone repeats the question; Ctrl-C or
+end of input means "later": nothing runs, nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+from butler_cli.app.chat import Answer
+from butler_cli.core.park import ParkState
+
+FOLD_AT = 160
+CHOICES = "[y] approve once  [n] deny  [l] later  [d] details"
+
+ReadLine = Callable[[str], str]
+
+
+def fold(value: Any) -> Any:
+    """A copy with long strings cut, saying how much is hidden and that ``d`` shows it."""
+    if isinstance(value, str) and len(value) > FOLD_AT:
+        return f"{value[:FOLD_AT]}… (+{len(value) - FOLD_AT} chars; d shows all)"
+    if isinstance(value, dict):
+        return {k: fold(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fold(v) for v in value]
+    return value
+
+
+def _arguments(state: ParkState) -> dict[str, Any]:
+    for call in state.calls:
+        if call.id == state.approval.call_id:
+            return dict(call.input)
+    return {}
+
+
+def show(console: Console, state: ParkState, *, whole: bool = False) -> None:
+    args = _arguments(state)
+    pretty = json.dumps(args if whole else fold(args), indent=2, ensure_ascii=False)
+    body = (
+        f"[bold]{escape(state.approval.title)}[/bold]\n"
+        f"tool: {escape(state.approval.tool)}\n"
+        f"why:  {escape(state.approval.reason)}\n"
+        f"arguments:\n{escape(pretty)}"
+    )
+    console.print(Panel(body, title=f"approval needed · park {state.id}", expand=False))
+
+
+def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | None:
+    """Show the park and ask until a real answer; None means "later"."""
+    show(console, state)
+    console.print(escape(CHOICES))
+    try:
+        while True:
+            choice = read_line("Approve? [y/n/l/d] ").strip().lower()
+            if choice in ("y", "yes"):
+                return Answer(approved=True)
+            if choice in ("n", "no"):
+                note = read_line("Note for the model (optional, Enter to skip): ").strip()
+                return Answer(approved=False, note=note or None)
+            if choice in ("l", "later"):
+                break
+            if choice in ("d", "details"):
+                show(console, state, whole=True)
+            elif choice:
+                console.print(escape(f"'{choice}' is not a choice — {CHOICES}"))
+    except (KeyboardInterrupt, EOFError):
+        console.print()
+    console.print(f"Left parked. Decide later with: butler resume {state.id}")
+    return None

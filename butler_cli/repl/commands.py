@@ -1,0 +1,92 @@
+"""Slash commands of the chat. Each is a small function; the table is the one list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from butler_cli.repl.session import ChatRepl
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    run: Callable[[ChatRepl, str], None]
+
+
+def _help(repl: ChatRepl, arg: str) -> None:
+    for cmd in COMMANDS.values():
+        repl.console.print(f"  {cmd.usage:<14} {cmd.help}")
+    repl.console.print("  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
+
+
+def _pending(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.cli.render import pending_table
+    from butler_cli.store.parks import ParkStore
+
+    summaries, problems = ParkStore(repl.butler.home).scan()
+    for problem in problems:
+        repl.console.print(f"skipped {escape(problem.problem)}")
+    pending_table(repl.console, [s for s in summaries if s.status == "pending"])
+
+
+def _resume(repl: ChatRepl, arg: str) -> None:
+    if not arg:
+        repl.console.print("usage: /resume ID   (see /pending)")
+        return
+    repl.resume(arg)
+
+
+def _tools(repl: ChatRepl, arg: str) -> None:
+    for toolset in repl.butler.toolbox.toolsets:
+        for spec in toolset.specs():
+            if toolset.governed:
+                default = spec.default_verdict.decision if spec.default_verdict else "approve"
+                kind = f"governed (default {default})"
+            else:
+                kind = "benign"
+            repl.console.print(f"  {spec.name:<14} {kind:<28} {escape(spec.description)}")
+
+
+def _policy(repl: ChatRepl, arg: str) -> None:
+    policy = repl.butler.policy
+    repl.console.print(f"  policy {escape(policy.spec)} — {escape(policy.source)}")
+
+
+def _new(repl: ChatRepl, arg: str) -> None:
+    repl.conversation.reset()
+    repl.console.print("Started a new conversation.")
+
+
+def _exit(repl: ChatRepl, arg: str) -> None:
+    repl.running = False
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in [
+        Command("/help", "/help", "this list", _help),
+        Command("/pending", "/pending", "parks awaiting a decision", _pending),
+        Command("/resume", "/resume ID", "decide a parked task here", _resume),
+        Command("/tools", "/tools", "benign and governed tools, with default verdicts", _tools),
+        Command("/policy", "/policy", "the active policy and where it came from", _policy),
+        Command("/new", "/new", "start a fresh conversation", _new),
+        Command("/exit", "/exit", "leave (Ctrl-D works too)", _exit),
+    ]
+}
+
+
+def dispatch(repl: ChatRepl, line: str) -> None:
+    name, _, arg = line.strip().partition(" ")
+    cmd = COMMANDS.get(name.lower())
+    if cmd is None:
+        names = " ".join(COMMANDS)
+        repl.console.print(f"Unknown command {escape(name)} — try one of: {names}")
+        return
+    cmd.run(repl, arg.strip())

@@ -1,0 +1,54 @@
+"""Line input for the chat: history under the butler's home, multi-line, slash completion.
+
+Enter sends; Alt+Enter (or Esc then Enter) adds a line. Ctrl-C clears the line; Ctrl-D leaves.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding.key_processor import KeyPressEvent
+
+from butler_cli.store.files import ensure_private_dir
+
+HISTORY_FILE = "chat_history"
+
+
+def _bindings() -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return kb
+
+
+def private_history(home: Path) -> FileHistory:
+    """The chat history file, created 0600 before prompt-toolkit ever opens it."""
+    ensure_private_dir(home)
+    path = home / HISTORY_FILE
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600))
+    return FileHistory(str(path))
+
+
+def chat_input(home: Path, commands: Sequence[str]) -> PromptSession[str]:
+    completer = WordCompleter(list(commands), sentence=True, match_middle=False)
+    return PromptSession(
+        history=private_history(home),
+        key_bindings=_bindings(),
+        completer=completer,
+        complete_while_typing=True,
+        multiline=False,
+    )
+
+
+def answer_input() -> PromptSession[str]:
+    """A plain one-line prompt for the approval question (no history: answers are not kept)."""
+    return PromptSession()

@@ -1,0 +1,179 @@
+"""The interactive chat and the demo, driven in a real pseudo-terminal (pexpect)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pexpect
+import pytest
+from conftest import butler_exe, call
+
+APPROVE = r"Approve\? \[y/n/l/d\]"
+
+
+def spawn(args: list[str], home, cwd, color: bool = False) -> pexpect.spawn:
+    env = {**os.environ, "BUTLER_HOME": str(home), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    if color:
+        env.pop("NO_COLOR", None)
+        env["FORCE_COLOR"] = "1"
+    else:
+        env["NO_COLOR"] = "1"
+    child = pexpect.spawn(
+        butler_exe(),
+        args,
+        cwd=str(cwd),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(50, 200),
+    )
+    child.expect("you ›")
+    return child
+
+
+def leave(child: pexpect.spawn) -> int:
+    """Ctrl-D at the main prompt. Wait for the prompt first: a Ctrl-D typed ahead is eaten by
+    the terminal's line discipline, never reaching the program."""
+    child.sendcontrol("d")
+    child.expect("Goodbye")
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus
+
+
+def parks(butler) -> list[dict]:
+    return json.loads(butler("pending", "--json").stdout)
+
+
+def test_demo_approve_then_deny_with_a_note(butler_home, workdir, butler) -> None:
+    child = spawn(["demo"], butler_home, workdir)
+    child.sendline("hello")
+    child.expect("now")  # the benign tool ran inline
+    child.expect(APPROVE)
+    assert not (workdir / "butler-demo-note.txt").exists()  # parked before any side effect
+    assert len(parks(butler)) == 1  # ... and on disk before the prompt
+    child.sendline("")  # Enter alone never approves: the question comes again
+    child.expect(APPROVE)
+    assert not (workdir / "butler-demo-note.txt").exists()
+    child.sendline("y")
+    child.expect("That was your call")
+    assert (workdir / "butler-demo-note.txt").exists()
+    child.expect("you ›")
+    child.sendline("and now?")
+    child.expect("delete_file")
+    child.expect(APPROVE)
+    child.sendline("n")
+    child.expect("Note for the model")
+    child.sendline("keep it")
+    child.expect("not run")
+    child.expect("Whatever you chose")
+    assert (workdir / "butler-demo-note.txt").exists()
+    child.expect("you ›")
+    assert leave(child) == 0
+    assert parks(butler) == []
+    history = butler_home / "chat_history"
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+    assert "and now?" in history.read_text()
+
+
+def test_later_then_butler_resume(butler_home, workdir, butler) -> None:
+    child = spawn(["demo"], butler_home, workdir)
+    child.sendline("hi")
+    child.expect(APPROVE)
+    child.sendline("l")
+    child.expect(r"Decide later with: butler resume ([a-z0-9]{8})")
+    park_id = child.match.group(1)
+    child.expect("you ›")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert [p["id"] for p in parks(butler)] == [park_id]
+    r = butler("resume", park_id, "--approve")
+    assert r.returncode == 0, r.stderr
+    assert (workdir / "butler-demo-note.txt").exists()
+
+
+@pytest.mark.parametrize("key", ["c", "d"])
+def test_ctrl_c_or_eof_at_the_prompt_means_later(butler_home, workdir, butler, key) -> None:
+    child = spawn(["demo"], butler_home, workdir)
+    child.sendline("hi")
+    child.expect(APPROVE)
+    child.sendcontrol(key)
+    child.expect("Left parked")
+    child.expect("you ›")
+    assert len(parks(butler)) == 1
+    assert not (workdir / "butler-demo-note.txt").exists()
+    assert leave(child) == 0
+
+
+def test_pending_and_resume_inside_the_chat(butler_home, workdir, butler, script) -> None:
+    model = script(
+        {"tool_calls": [call("write_file", "w1", path="out.txt", content="x")]},
+        {"text": "Finished the file."},
+    )
+    assert butler("run", "--model", model, "write out").returncode == 3
+    [park] = parks(butler)
+    child = spawn(["chat", "--model", model], butler_home, workdir)
+    child.sendline("/pending")
+    child.expect(park["id"])
+    child.expect("you ›")
+    child.sendline(f"/resume {park['id'][:4]}")
+    child.expect(APPROVE)
+    child.sendline("d")  # details, then the question again
+    child.expect(APPROVE)
+    child.sendline("y")
+    child.expect("Finished the file.")
+    assert (workdir / "out.txt").read_text() == "x"
+    child.expect("you ›")
+    child.sendline(f"/resume {park['id']}")
+    child.expect("never runs twice")
+    child.expect("you ›")
+    assert leave(child) == 0
+    # decided in chat → the same exactly-once path refuses a second decision
+    assert butler("resume", park["id"], "--approve").returncode == 5
+
+
+def test_slash_commands_and_new(butler_home, workdir, script) -> None:
+    model = script({"text": "one"}, {"text": "two"}, {"text": "three"})
+    child = spawn(["chat", "--model", model], butler_home, workdir)
+    child.sendline("/nope")
+    child.expect(
+        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /new /exit"
+    )
+    child.sendline("/tools")
+    child.expect(r"write_file\s+governed \(default approve\)")
+    child.sendline("/policy")
+    child.expect(r"policy ask — entry point 'ask'")
+    child.sendline("first")
+    child.expect("one")
+    child.sendline("second")  # the conversation carries: the scripted model is on turn 1
+    child.expect("two")
+    child.sendline("/new")
+    child.expect("new conversation")
+    child.sendline("again")  # a fresh conversation starts over at turn 0
+    child.expect("one")
+    child.expect("you ›")
+    assert leave(child) == 0
+
+
+def test_no_color_means_no_colour(butler_home, workdir) -> None:
+    def green_seen(color: bool) -> bool:
+        child = spawn(["demo"], butler_home, workdir, color=color)
+        child.sendline("hi")
+        child.expect(APPROVE)
+        seen = "\x1b[32m" in child.before
+        child.sendline("l")
+        child.expect("you ›")
+        leave(child)
+        return seen
+
+    assert green_seen(color=True)
+    assert not green_seen(color=False)
+
+
+def test_chat_needs_a_terminal(butler) -> None:
+    r = butler("chat", "--model", "scripted:/nonexistent.json")
+    assert r.returncode == 2 and "needs a terminal" in r.stderr
