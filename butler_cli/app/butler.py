@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ParkError, UsageError
 from butler_cli.core.loop import (
@@ -42,30 +42,8 @@ from butler_cli.store.files import butler_home
 from butler_cli.store.parks import ParkJournal, ParkStore
 from butler_cli.tools import builtin_toolsets
 
-MODEL_ENV = "BUTLER_MODEL"
 #: Gives each task of a batch its own observer (e.g. progress output), or None.
 ObserverFactory = Callable[[int, str], LoopObserver | None]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What a person chose on the command line; None means "not given"."""
-
-    model: str | None = None
-    policy: str | None = None
-    system: str | None = None
-    max_rounds: int | None = None
-    yes_safe: bool = False
-
-    def over(self, context: RunContext) -> RunOptions:
-        """These options, falling back to what a park recorded."""
-        return replace(
-            self,
-            model=self.model or context.model,
-            policy=self.policy or context.policy,
-            system=self.system if self.system is not None else context.system,
-            max_rounds=self.max_rounds or context.max_rounds,
-        )
 
 
 def now_iso() -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from butler_cli.app.butler import Butler, RunOptions, load_park, resume_park
+from butler_cli.app.butler import Butler, load_park, resume_park
+from butler_cli.app.options import RunOptions
 from butler_cli.app.report import TaskReport
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from butler_cli.cli.options import MaxRounds, Model, Policy, System
@@ -34,14 +35,17 @@ def demo(policy: Policy = None) -> None:
 def _start(
     model: str | None, policy: str | None, max_rounds: int | None, system: str | None, banner: str
 ) -> None:
-    from butler_cli.app.butler import Butler, RunOptions
+    from butler_cli.app.options import MODEL_ENV, RunOptions
     from butler_cli.cli.render import out
     from butler_cli.core.errors import UsageError
     from butler_cli.repl.session import ChatRepl
+    from butler_cli.store.files import butler_home
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
+    model = model or os.environ.get(MODEL_ENV)
+    if not model:
+        raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
     # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
     opts = RunOptions(model, policy, system, max_rounds, yes_safe=True)
-    butler = Butler.build(opts)
-    ChatRepl(butler, opts, out(), banner).run()
+    ChatRepl(opts, str(butler_home()), out(), banner).run()

@@ -36,7 +36,8 @@ def run(
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
     prints its id and `butler resume ID`, and the batch goes on with the next task."""
-    from butler_cli.app.butler import RunOptions, run_tasks
+    from butler_cli.app.butler import run_tasks
+    from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli import render
     from butler_cli.cli.progress import Progress

@@ -1,69 +1,100 @@
-"""The chat loop: read a line, run a turn through the core, render, ask on parks."""
+"""The chat loop: read a line, run a turn through the core, render, ask on parks.
+
+Start-up is kept short: the first prompt is drawn with only prompt-toolkit and rich loaded;
+the butler (model, policy, tools, the pydantic models) is built on a thread while the person
+types, and collected on first use.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
-from butler_cli.app.butler import Butler, RunOptions, load_park, resume_park
-from butler_cli.app.chat import Answer, Conversation
-from butler_cli.app.report import TaskReport
-from butler_cli.cli.progress import Progress
+from butler_cli.app.deferred import Deferred
 from butler_cli.core.errors import ButlerError
-from butler_cli.core.park import ParkState
-from butler_cli.core.provider import ModelResponse
-from butler_cli.repl import approval
 from butler_cli.repl.commands import COMMANDS, dispatch
 from butler_cli.repl.input import answer_input, chat_input
 
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
 
-class ChatProgress(Progress):
-    """Progress lines, plus what the model says while it works (text beside its tool calls)."""
+    from butler_cli.app.butler import Butler
+    from butler_cli.app.chat import Answer, Conversation
+    from butler_cli.app.options import RunOptions
+    from butler_cli.app.report import TaskReport
+    from butler_cli.cli.progress import Progress
+    from butler_cli.core.park import ParkState
 
-    def model_finished(self, response: ModelResponse) -> None:
-        super().model_finished(response)
-        if response.is_tool_round and response.text:
-            self.console.print(Markdown(response.text))
+
+def _build(opts: RunOptions) -> tuple[Butler, Conversation, Progress]:
+    from butler_cli.app.butler import Butler
+    from butler_cli.app.chat import Conversation
+    from butler_cli.repl.progress import ChatProgress
+
+    butler = Butler.build(opts)
+    return butler, Conversation(butler, opts), ChatProgress(Console())
 
 
 class ChatRepl:
-    def __init__(
-        self, butler: Butler, opts: RunOptions, console: Console, banner: str = ""
-    ) -> None:
-        self.butler = butler
+    def __init__(self, opts: RunOptions, home_dir: str, console: Console, banner: str) -> None:
+        self.opts = opts
+        self.home_dir = home_dir
         self.console = console
-        self.conversation = Conversation(butler, opts)
-        self.progress = ChatProgress(console)
-        self.running = True
         self.banner = banner
-        self._answers = answer_input()
+        self.running = True
+        self._ready: Deferred[tuple[Butler, Conversation, Progress]] = Deferred(
+            lambda: _build(opts)
+        )
+        self._answers: PromptSession[str] | None = None  # made on the first approval
 
-    def ask(self, state: ParkState) -> Answer | None:
-        return approval.ask(self.console, self._answers.prompt, state)
+    # -- the parts built in the background ---------------------------------------------------
+    @property
+    def butler(self) -> Butler:
+        return self._ready.get()[0]
 
+    @property
+    def conversation(self) -> Conversation:
+        return self._ready.get()[1]
+
+    @property
+    def progress(self) -> Progress:
+        return self._ready.get()[2]
+
+    # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
-        session = chat_input(self.butler.home, list(COMMANDS))
+        from pathlib import Path
+
+        session = chat_input(Path(self.home_dir), list(COMMANDS))
         self.console.print(
-            f"[bold]butler[/bold] · model {escape(self.butler.model_spec)} · "
-            f"policy {escape(self.butler.policy.spec)} · /help for commands, Ctrl-D to leave"
+            f"[bold]butler[/bold] · model {escape(self.opts.model or '')} · "
+            f"policy {escape(self.opts.policy or 'ask')} · /help for commands, Ctrl-D to leave"
         )
         if self.banner:
             self.console.print(self.banner)
         while self.running:
             try:
-                line = session.prompt("you › ")
+                line = session.prompt("you › ", pre_run=self._ready.start)
             except KeyboardInterrupt:
                 continue  # Ctrl-C clears the line
             except EOFError:
                 break
             if not line.strip():
                 continue
+            self._ready.get()  # a bad model or policy stops the chat here, before anything runs
             if line.lstrip().startswith("/"):
                 dispatch(self, line)
             else:
                 self.turn(line)
         self.console.print("Goodbye.")
+
+    def ask(self, state: ParkState) -> Answer | None:
+        from butler_cli.repl import approval
+
+        if self._answers is None:
+            self._answers = answer_input()
+        return approval.ask(self.console, self._answers.prompt, state)
 
     def turn(self, text: str) -> None:
         try:
@@ -79,6 +110,9 @@ class ChatRepl:
 
     def resume(self, given_id: str) -> None:
         """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
+        from butler_cli.app.butler import load_park, resume_park
+        from butler_cli.app.report import TaskReport
+
         try:
             state = load_park(given_id)
             if state.status == "pending":
@@ -92,6 +126,8 @@ class ChatRepl:
         self.render(report)
 
     def render(self, report: TaskReport) -> None:
+        from rich.markdown import Markdown
+
         if report.text and report.status != "parked":
             self.console.print(Markdown(report.text))
         if report.status == "failed":

@@ -1,0 +1,32 @@
+"""What a person chose on the command line, before anything is built (cheap to import)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from butler_cli.core.park import RunContext
+
+MODEL_ENV = "BUTLER_MODEL"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a person chose on the command line; None means "not given"."""
+
+    model: str | None = None
+    policy: str | None = None
+    system: str | None = None
+    max_rounds: int | None = None
+    yes_safe: bool = False
+
+    def over(self, context: RunContext) -> RunOptions:
+        """These options, falling back to what a park recorded."""
+        return replace(
+            self,
+            model=self.model or context.model,
+            policy=self.policy or context.policy,
+            system=self.system if self.system is not None else context.system,
+            max_rounds=self.max_rounds or context.max_rounds,
+        )
