@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from butler_cli.core.loop import (
     DEFAULT_MAX_ROUNDS,
     LoopConfig,
     LoopObserver,
+    LoopOutcome,
     Observers,
     ParkDraft,
     ParkSink,
@@ -32,9 +34,13 @@ from butler_cli.core.park import (
     read_decision,
     verdicts_from_state,
 )
-from butler_cli.core.provider import Provider
+from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
+from butler_cli.memory.block import render_block
+from butler_cli.memory.capture import capture_turn
+from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
+from butler_cli.memory.tools import MemoryTools
 from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
@@ -72,8 +78,21 @@ class AuditObserver(LoopObserver):
                 )
 
 
+DEFAULT_PERSONA = (
+    "You are butler, a personal assistant in the person's terminal. Be brief and concrete. "
+    "Reading and the clock run at once; changing, deleting or sending anything waits for the "
+    "person's approval, so ask for such actions plainly and accept a refusal. Remember durable "
+    "facts about the person with the memory tools."
+)
+
+
+def system_prompt(block: str, persona: str) -> str:
+    """F5: the frozen block leads, the persona follows; nothing per-turn comes before them."""
+    return f"{block}\n\n{persona or DEFAULT_PERSONA}"
+
+
 class Butler:
-    """One configured butler: a model, a policy, its tools, its home."""
+    """One configured butler: a model, a policy, its tools, its memory, its home."""
 
     def __init__(
         self,
@@ -83,6 +102,7 @@ class Butler:
         policy: LoadedPolicy,
         config: LoopConfig,
         cwd: Path,
+        memory: MemoryStore,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -90,9 +110,15 @@ class Butler:
         self.provider = provider
         self.model_spec = model_spec
         self.policy = policy
-        self.config = config
         self.cwd = cwd
-        self.toolbox = Toolbox(builtin_toolsets(cwd, home, policy.classify))
+        self.memory = memory
+        self.persona = config.system
+        # F4: the block is composed once for this session; `remember` does not change it.
+        self.block = render_block(*memory.block_candidates())
+        self.config = replace(config, system=system_prompt(self.block, self.persona))
+        self.toolbox = Toolbox(
+            [MemoryTools(memory).toolset(), *builtin_toolsets(cwd, home, policy.classify)]
+        )
 
     @classmethod
     def build(
@@ -102,24 +128,27 @@ class Butler:
         model = opts.model or os.environ.get(MODEL_ENV)
         if not model:
             raise UsageError(
-                "no model chosen: pass --model (e.g. --model scripted:examples/tidy-notes.json) "
+                "no model chosen: pass --model (e.g. --model scripted:examples/plan.json) "
                 f"or set {MODEL_ENV}"
             )
         max_rounds = opts.max_rounds if opts.max_rounds is not None else DEFAULT_MAX_ROUNDS
         if max_rounds < 1:
             raise UsageError("--max-rounds must be at least 1")
+        home = home or butler_home()
+        memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
         provider = resolve_model(model)
         policy = load_policy(opts.policy or DEFAULT_POLICY)
         config = LoopConfig(
             system=opts.system or "", max_rounds=max_rounds, allow_runs=opts.yes_safe
         )
         return cls(
-            home or butler_home(),
+            home,
             provider,
             model_spec_of(provider, model),
             policy,
             config,
             (cwd or Path.cwd()).absolute(),
+            memory,
         )
 
     def context(self, task: str) -> RunContext:
@@ -127,10 +156,23 @@ class Butler:
             task=task,
             model=self.model_spec,
             policy=self.policy.spec,
-            system=self.config.system,
+            system=self.persona,
             max_rounds=self.config.max_rounds,
             cwd=str(self.cwd),
+            profile=self.memory.profile,
         )
+
+    def summarize(self, prompt: str) -> str:
+        """The configured model as the memory's summarizer (C2)."""
+        request = ModelRequest("", [Message.user_text(prompt)], [])
+        return self.provider.complete(request).text
+
+    def _finish(self, task: str, outcome: LoopOutcome) -> TaskReport:
+        """C1: a completed turn is captured (a parked one is captured by its resume)."""
+        report = TaskReport.from_outcome(task, outcome)
+        if report.status in ("done", "limit"):
+            capture_turn(self.memory, task, report.text)
+        return report
 
     def _park_sink(self, task: str, parent: str | None) -> ParkSink:
         def sink(draft: ParkDraft) -> str:
@@ -168,7 +210,7 @@ class Butler:
             self._park_sink(task, None),
             self._observers(observer),
         )
-        return TaskReport.from_outcome(task, outcome)
+        return self._finish(task, outcome)
 
     def continue_park(
         self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
@@ -188,7 +230,7 @@ class Butler:
             self._park_sink(state.context.task, state.id),
             self._observers(observer),
         )
-        return TaskReport.from_outcome(state.context.task, outcome)
+        return self._finish(state.context.task, outcome)
 
 
 def run_tasks(

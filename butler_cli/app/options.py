@@ -20,6 +20,7 @@ class RunOptions:
     system: str | None = None
     max_rounds: int | None = None
     yes_safe: bool = False
+    profile: str | None = None
 
     def over(self, context: RunContext) -> RunOptions:
         """These options, falling back to what a park recorded."""
@@ -29,4 +30,5 @@ class RunOptions:
             policy=self.policy or context.policy,
             system=self.system if self.system is not None else context.system,
             max_rounds=self.max_rounds or context.max_rounds,
+            profile=self.profile or context.profile,
         )

@@ -78,6 +78,7 @@ class RunContext(BaseModel):
     system: str = ""
     max_rounds: int = 8
     cwd: str = ""
+    profile: str = "default"
 
 
 class ParkState(BaseModel):

@@ -1,0 +1,1 @@
+"""Long-term memory: entries in SQLite, the frozen block, memory tools, capture, consolidation."""

@@ -1,0 +1,48 @@
+"""How text is indexed and queried so recall finds what a person means (spec Q1–Q3).
+
+SQLite's unicode61 tokenizer folds case and splits words, but it reads a run of Chinese or
+Japanese characters as one long token. So each CJK run is indexed as its single characters
+plus its character bigrams: ``奶茶店`` is queried as ``奶茶 OR 茶店`` and finds
+``我开了家卖奶茶的小店``; a one-character query like ``茶`` hits the single characters.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _grams(run: str, *, unigrams: bool) -> list[str]:
+    bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+    if unigrams or len(run) == 1:
+        return [*run, *bigrams] if unigrams else [run]
+    return bigrams
+
+
+def index_terms(text: str) -> str:
+    """The text as the full-text index should see it."""
+    return _CJK.sub(lambda m: " " + " ".join(_grams(m.group(), unigrams=True)) + " ", text)
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct search terms: lower-cased words, and CJK bigrams (or the lone character)."""
+    terms: list[str] = []
+    for piece in _CJK.split(query):
+        terms.extend(w.lower() for w in _WORD.findall(piece))
+    for run in _CJK.findall(query):
+        terms.extend(_grams(run, unigrams=False))
+    return list(dict.fromkeys(terms))
+
+
+def fts_query(query: str) -> str | None:
+    """An FTS5 MATCH expression: any term may match (order-free); None when nothing to search."""
+    terms = query_terms(query)
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def phrase_of(query: str) -> str:
+    return " ".join(query.lower().split())

@@ -1,0 +1,291 @@
+"""The SQLite memory store: one database under the butler's home, one row set per profile.
+
+Stdlib ``sqlite3`` in WAL mode, file 0600, named append-only migrations, FTS5 for recall.
+Every read and write is scoped to the store's profile: one profile never sees another's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from butler_cli.core.errors import UsageError
+from butler_cli.memory.entries import (
+    KINDS,
+    Entry,
+    Kind,
+    coerce_importance,
+    new_id,
+    now_ts,
+)
+from butler_cli.memory.search import fts_query, index_terms, phrase_of
+from butler_cli.store.files import ensure_private_dir
+
+DB_FILE = "memory.db"
+DEFAULT_PROFILE = "default"
+RECALL_DEFAULT_K = 12
+RECALL_MAX_K = 50
+CANDIDATES = 200
+BLOCK_WINDOW = 2000
+
+#: Named, append-only: a migration is never edited once shipped; new ones go at the end.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_entries",
+        """
+        CREATE TABLE entries (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            profile TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            ts TEXT NOT NULL,
+            importance INTEGER NOT NULL,
+            meta TEXT NOT NULL
+        );
+        CREATE INDEX entries_order ON entries (profile, kind, importance DESC, ts DESC, id);
+        CREATE VIRTUAL TABLE entries_fts
+            USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 2');
+        """,
+    ),
+]
+
+_COLUMNS = "e.id, e.kind, e.text, e.ts, e.importance, e.meta"
+
+
+def _entry(row: Sequence[Any]) -> Entry:
+    meta = json.loads(row[5])
+    meta["importance"] = row[4]
+    return Entry(id=row[0], kind=row[1], text=row[2], ts=row[3], meta=meta)
+
+
+class MemoryStore:
+    """The memory interface the loop, the tools and the CLI share."""
+
+    def __init__(self, path: Path, profile: str = DEFAULT_PROFILE) -> None:
+        if not profile or not profile.replace("-", "").replace("_", "").isalnum():
+            raise UsageError(f"profile '{profile}' must be letters, digits, - or _")
+        self.path = path
+        self.profile = profile
+        self._db: sqlite3.Connection | None = None
+
+    # -- connection ------------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = self._open()
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        ensure_private_dir(self.path.parent)
+        if not self.path.exists():  # created 0600 before SQLite opens it (its WAL follows)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            db = sqlite3.connect(
+                self.path, timeout=10, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate(db)
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(
+                f"memory database {self.path} cannot be read ({exc}); it was left as it is"
+            ) from exc
+        return db
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+        done = {r[0] for r in db.execute("SELECT name FROM migrations")}
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("SELECT 1 FROM migrations WHERE name=?", (name,)).fetchone() is None:
+                    for statement in filter(str.strip, sql.split(";")):
+                        db.execute(statement)
+                    db.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ts()))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # -- writes ----------------------------------------------------------------------------
+    def remember(
+        self, text: str, kind: Kind = "semantic", meta: dict[str, Any] | None = None
+    ) -> Entry:
+        if not text.strip():
+            raise ValueError("text is blank: nothing to remember")
+        if kind not in KINDS:
+            raise ValueError(f"kind '{kind}' is not one of {', '.join(KINDS)}")
+        meta = dict(meta or {})
+        importance = coerce_importance(meta.pop("importance", None))
+        entry = Entry(new_id(), kind, text, now_ts(), {**meta, "importance": importance})
+        self.add_entries([entry])
+        return entry
+
+    def add_entries(self, entries: Iterable[Entry]) -> int:
+        """Insert entries as they are (import, consolidation) in one transaction."""
+        rows = 0
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for e in entries:
+                meta = {k: v for k, v in e.meta.items() if k != "importance"}
+                cur = db.execute(
+                    "INSERT INTO entries (id, profile, kind, text, ts, importance, meta) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (e.id, self.profile, e.kind, e.text, e.ts, e.importance, json.dumps(meta)),
+                )
+                db.execute(
+                    "INSERT INTO entries_fts (rowid, terms) VALUES (?, ?)",
+                    (cur.lastrowid, index_terms(e.text)),
+                )
+                rows += 1
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return rows
+
+    def forget(self, ids: str | Iterable[str]) -> int:
+        """Forget entries of this profile by id; returns how many existed."""
+        wanted = [ids] if isinstance(ids, str) else list(ids)
+        db = self.db
+        gone = 0
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for entry_id in wanted:
+                row = db.execute(
+                    "SELECT rowid FROM entries WHERE id=? AND profile=?", (entry_id, self.profile)
+                ).fetchone()
+                if row is None:
+                    continue
+                db.execute("DELETE FROM entries_fts WHERE rowid=?", row)
+                db.execute("DELETE FROM entries WHERE rowid=?", row)
+                gone += 1
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return gone
+
+    def clear(self) -> int:
+        """Forget everything in this profile."""
+        ids = [
+            r[0] for r in self.db.execute("SELECT id FROM entries WHERE profile=?", (self.profile,))
+        ]
+        return self.forget(ids)
+
+    def patch_meta(self, entry_id: str, patch: dict[str, Any]) -> Entry | None:
+        entry = self.get(entry_id)
+        if entry is None:
+            return None
+        meta = {**entry.meta, **patch}
+        importance = coerce_importance(meta.pop("importance", None))
+        self.db.execute(
+            "UPDATE entries SET meta=?, importance=? WHERE id=? AND profile=?",
+            (json.dumps(meta), importance, entry_id, self.profile),
+        )
+        return self.get(entry_id)
+
+    # -- reads -----------------------------------------------------------------------------
+    def get(self, entry_id: str) -> Entry | None:
+        row = self.db.execute(
+            f"SELECT {_COLUMNS} FROM entries e WHERE e.id=? AND e.profile=?",
+            (entry_id, self.profile),
+        ).fetchone()
+        return None if row is None else _entry(row)
+
+    def entries(
+        self,
+        kinds: Sequence[str] | None = None,
+        limit: int | None = None,
+        min_importance: int | None = None,
+    ) -> list[Entry]:
+        """Entries in M3 order (importance, newest, id)."""
+        sql, args = self._filtered(f"SELECT {_COLUMNS} FROM entries e", kinds, min_importance)
+        sql += " ORDER BY e.importance DESC, e.ts DESC, e.id ASC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [_entry(r) for r in self.db.execute(sql, args)]
+
+    def count(self, kinds: Sequence[str] | None = None) -> int:
+        sql, args = self._filtered("SELECT count(*) FROM entries e", kinds, None)
+        return int(self.db.execute(sql, args).fetchone()[0])
+
+    def total_chars(self, kind: str) -> int:
+        row = self.db.execute(
+            "SELECT coalesce(sum(length(text)), 0) FROM entries WHERE profile=? AND kind=?",
+            (self.profile, kind),
+        ).fetchone()
+        return int(row[0])
+
+    def recall(
+        self,
+        query: str | None = None,
+        kinds: Sequence[str] | None = None,
+        k: int = RECALL_DEFAULT_K,
+        min_importance: int | None = None,
+    ) -> list[Entry]:
+        """T2: top entries by M3, or with a query by relevance then M3 (zero relevance dropped)."""
+        k = max(1, min(RECALL_MAX_K, k))
+        match = fts_query(query) if query else None
+        if match is None:
+            return [] if query and query.strip() else self.entries(kinds, k, min_importance)
+        sql, args = self._filtered(
+            f"SELECT {_COLUMNS}, bm25(entries_fts) FROM entries_fts "
+            "JOIN entries e ON e.rowid = entries_fts.rowid",
+            kinds,
+            min_importance,
+            extra="entries_fts MATCH ?",
+        )
+        args.insert(0, match)
+        sql += " ORDER BY bm25(entries_fts) LIMIT ?"
+        args.append(CANDIDATES)
+        rows = self.db.execute(sql, args).fetchall()
+        phrase = phrase_of(query or "")
+
+        def rank(row: Sequence[Any]) -> tuple[bool, float, int, str, str]:
+            full = phrase in " ".join(row[2].lower().split())  # Q3: the whole phrase wins
+            newest = "".join(chr(0x10FFFF - ord(c)) for c in row[3])
+            return (not full, round(row[6], 9), -row[4], newest, row[0])
+
+        return [_entry(r) for r in sorted(rows, key=rank)[:k]]
+
+    def block_candidates(self, window: int = BLOCK_WINDOW) -> tuple[list[Entry], int]:
+        """Semantic entries for the frozen block: a wide M3 window, and how many there are."""
+        return self.entries(["semantic"], window), self.count(["semantic"])
+
+    def _filtered(
+        self,
+        head: str,
+        kinds: Sequence[str] | None,
+        min_importance: int | None,
+        extra: str | None = None,
+    ) -> tuple[str, list[Any]]:
+        where = ["e.profile = ?"]
+        args: list[Any] = [self.profile]
+        if extra:
+            where.insert(0, extra)
+        if kinds:
+            where.append(f"e.kind IN ({', '.join('?' for _ in kinds)})")
+            args.extend(kinds)
+        if min_importance is not None:
+            where.append("e.importance >= ?")
+            args.append(min_importance)
+        return f"{head} WHERE {' AND '.join(where)}", args
+
+
+def open_memory(home: Path, profile: str = DEFAULT_PROFILE) -> MemoryStore:
+    return MemoryStore(home / DB_FILE, profile)
