@@ -141,7 +141,7 @@ def test_slash_commands_and_new(butler_home, workdir, script) -> None:
     child = spawn(["chat", "--model", model], butler_home, workdir)
     child.sendline("/nope")
     child.expect(
-        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /new /exit"
+        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /memory /remember /forget /new /exit"
     )
     child.sendline("/tools")
     child.expect(r"write_file\s+governed \(default approve\)")
@@ -177,3 +177,30 @@ def test_no_color_means_no_colour(butler_home, workdir) -> None:
 def test_chat_needs_a_terminal(butler) -> None:
     r = butler("chat", "--model", "scripted:/nonexistent.json")
     assert r.returncode == 2 and "needs a terminal" in r.stderr
+
+
+def test_memory_commands_freeze_within_the_session(butler_home, workdir, butler, script) -> None:
+    model = script({"text": "hi"})
+    butler("memory", "add", "likes jazz")
+    child = spawn(["chat", "--model", model], butler_home, workdir)
+    child.sendline("/memory")
+    child.expect(r"\] likes jazz")
+    child.expect("you ›")
+    child.sendline("/remember has a cat called Miso")
+    child.expect(r"Remembered as (m[0-9a-z]+); it joins the prompt from the next session on")
+    entry_id = child.match.group(1)
+    child.expect("you ›")
+    child.sendline("/memory")
+    child.expect("/butler:memory -->")
+    assert "Miso" not in child.before  # frozen for this session
+    child.expect("you ›")
+    assert leave(child) == 0
+    child = spawn(["chat", "--model", model], butler_home, workdir)
+    child.sendline("/memory")
+    child.expect(f"\\[{entry_id}\\] has a cat called Miso")
+    child.expect("you ›")
+    child.sendline(f"/forget {entry_id}")
+    child.expect(f"Forgot {entry_id}")
+    child.expect("you ›")
+    assert leave(child) == 0
+    assert "Miso" not in butler("memory", "list").stdout

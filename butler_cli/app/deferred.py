@@ -28,6 +28,10 @@ class Deferred(Generic[T]):
                 self._thread = threading.Thread(target=self._run, name="butler-warmup", daemon=True)
                 self._thread.start()
 
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
     def _run(self) -> None:
         try:
             self._result = self._work()

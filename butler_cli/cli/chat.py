@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from butler_cli.cli.options import MaxRounds, Model, Policy, System
+from butler_cli.cli.options import MaxRounds, Model, Policy, Profile, System
 
 DEMO_BANNER = (
     "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
@@ -18,22 +18,28 @@ def chat(
     policy: Policy = None,
     max_rounds: MaxRounds = None,
     system: System = None,
+    profile: Profile = None,
 ) -> None:
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
     n deny (with a note), l later (stays parked), d details."""
-    _start(model, policy, max_rounds, system, banner="")
+    _start(model, policy, max_rounds, system, profile, banner="")
 
 
-def demo(policy: Policy = None) -> None:
+def demo(policy: Policy = None, profile: Profile = None) -> None:
     """The offline demo: the chat on a bundled scripted conversation, no API key needed."""
     from importlib.resources import files
 
     script = files("butler_cli.demo").joinpath("demo.json")
-    _start(f"scripted:{script}", policy, None, None, banner=DEMO_BANNER)
+    _start(f"scripted:{script}", policy, None, None, profile, banner=DEMO_BANNER)
 
 
 def _start(
-    model: str | None, policy: str | None, max_rounds: int | None, system: str | None, banner: str
+    model: str | None,
+    policy: str | None,
+    max_rounds: int | None,
+    system: str | None,
+    profile: str | None,
+    banner: str,
 ) -> None:
     from butler_cli.app.options import MODEL_ENV, RunOptions
     from butler_cli.cli.render import out
@@ -47,5 +53,5 @@ def _start(
     if not model:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
     # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe=True)
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe=True, profile=profile)
     ChatRepl(opts, str(butler_home()), out(), banner).run()

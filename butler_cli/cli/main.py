@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from butler_cli.cli import chat, parks, resume, run
+from butler_cli.cli import chat, memory, parks, resume, run
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -31,6 +31,7 @@ app.command("run")(run.run)
 app.command("resume")(resume.resume)
 app.command("pending")(parks.pending)
 app.command("show")(parks.show)
+app.add_typer(memory.app, name="memory")
 
 
 @app.callback()

@@ -44,3 +44,11 @@ YesSafe = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+Profile = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        help="Memory profile: separate memories per profile. Default: default.",
+        show_default=False,
+    ),
+]

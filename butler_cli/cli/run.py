@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from butler_cli.cli.options import Json, MaxRounds, Model, Policy, System, YesSafe
+from butler_cli.cli.options import Json, MaxRounds, Model, Policy, Profile, System, YesSafe
 
 
 def run(
@@ -32,6 +32,7 @@ def run(
     max_rounds: MaxRounds = None,
     system: System = None,
     yes_safe: YesSafe = False,
+    profile: Profile = None,
     json_out: Json = False,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
@@ -46,7 +47,7 @@ def run(
     all_tasks = list(tasks or []) + (_read_tasks(tasks_file) if tasks_file else [])
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe)
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile)
     console = render.err()
 
     def observer_for(i: int, task: str) -> Progress | None:

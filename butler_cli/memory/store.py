@@ -206,6 +206,20 @@ class MemoryStore:
         ).fetchone()
         return None if row is None else _entry(row)
 
+    def id_taken(self, entry_id: str) -> bool:
+        """True when any profile has an entry with this id (ids are unique in the file)."""
+        return (
+            self.db.execute("SELECT 1 FROM entries WHERE id=?", (entry_id,)).fetchone() is not None
+        )
+
+    def has_copy(self, entry: Entry) -> bool:
+        """True when this profile holds an entry of the same kind, text and time."""
+        row = self.db.execute(
+            "SELECT 1 FROM entries WHERE profile=? AND kind=? AND text=? AND ts=?",
+            (self.profile, entry.kind, entry.text, entry.ts),
+        ).fetchone()
+        return row is not None
+
     def entries(
         self,
         kinds: Sequence[str] | None = None,

@@ -59,6 +59,27 @@ def _policy(repl: ChatRepl, arg: str) -> None:
     repl.console.print(f"  policy {escape(policy.spec)} — {escape(policy.source)}")
 
 
+def _memory(repl: ChatRepl, arg: str) -> None:
+    repl.console.print("The memory block frozen for this session (new memories join next session):")
+    repl.console.out(repl.butler.block, highlight=False)
+
+
+def _remember(repl: ChatRepl, arg: str) -> None:
+    if not arg:
+        repl.console.print("usage: /remember TEXT")
+        return
+    entry = repl.butler.memory.remember(arg, "semantic", {"source": "chat"})
+    repl.console.print(f"Remembered as {entry.id}; it joins the prompt from the next session on.")
+
+
+def _forget(repl: ChatRepl, arg: str) -> None:
+    if not arg:
+        repl.console.print("usage: /forget ID   (ids show in /memory)")
+        return
+    gone = repl.butler.memory.forget(arg)
+    repl.console.print(f"Forgot {escape(arg)}." if gone else f"No memory {escape(arg)}.")
+
+
 def _new(repl: ChatRepl, arg: str) -> None:
     repl.conversation.reset()
     repl.console.print("Started a new conversation.")
@@ -76,6 +97,9 @@ COMMANDS: dict[str, Command] = {
         Command("/resume", "/resume ID", "decide a parked task here", _resume),
         Command("/tools", "/tools", "benign and governed tools, with default verdicts", _tools),
         Command("/policy", "/policy", "the active policy and where it came from", _policy),
+        Command("/memory", "/memory", "the memory block this session sends", _memory),
+        Command("/remember", "/remember TEXT", "remember a fact", _remember),
+        Command("/forget", "/forget ID", "forget a memory", _forget),
         Command("/new", "/new", "start a fresh conversation", _new),
         Command("/exit", "/exit", "leave (Ctrl-D works too)", _exit),
     ]

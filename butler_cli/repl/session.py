@@ -87,7 +87,26 @@ class ChatRepl:
                 dispatch(self, line)
             else:
                 self.turn(line)
+        self.consolidate_if_due()
         self.console.print("Goodbye.")
+
+    def consolidate_if_due(self) -> None:
+        """C2 at the end of a session, past the threshold; a failure changes nothing."""
+        if not self._ready.started:
+            return
+        from butler_cli.memory.capture import consolidate, due
+
+        try:
+            butler = self.butler
+            if due(butler.memory):
+                done = consolidate(butler.memory, butler.summarize)
+                if done is not None:
+                    self.console.print(
+                        f"Folded {done.absorbed} older turns into your profile memory."
+                    )
+        except (ButlerError, KeyboardInterrupt) as exc:
+            message = exc.message if isinstance(exc, ButlerError) else "interrupted"
+            self.console.print(f"Memory consolidation skipped: {escape(message)}")
 
     def ask(self, state: ParkState) -> Answer | None:
         from butler_cli.repl import approval
