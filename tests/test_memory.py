@@ -151,6 +151,20 @@ class TestStore:
         )
         assert [e.id for e in mem.recall("passport")] == [old.id]
 
+    def test_a_partial_match_is_found_past_a_flood_of_common_words(self, mem: MemoryStore) -> None:
+        old = mem.remember("my passport ends in 4417", meta={"importance": 2})
+        mem.add_entries(
+            Entry(
+                f"n{i:05d}",
+                "episodic",
+                f"call number {i}",
+                f"2027-01-01T00:00:00.{i:06d}+00:00",
+                {"importance": 3},
+            )
+            for i in range(10_000)
+        )
+        assert mem.recall("passport number")[0].id == old.id
+
     def test_profiles_are_isolated(self, butler_home: Path) -> None:
         work = open_memory(butler_home, "work")
         home = open_memory(butler_home, "home")

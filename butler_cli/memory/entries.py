@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+T = TypeVar("T")
 Kind = Literal["semantic", "episodic", "working"]
 KINDS: tuple[Kind, ...] = ("semantic", "episodic", "working")
 #: What the remember tool may write; episodic entries come from turn capture only.
@@ -92,14 +94,21 @@ class Entry:
         }
 
 
-def order_key(entry: Entry) -> tuple[int, str, str]:
-    """M3: importance descending, then newest first, then id ascending.
+def sort_m3(
+    items: Iterable[T],
+    fields: Callable[[T], tuple[int, str, str]],
+    first: Callable[[T], Any] | None = None,
+) -> list[T]:
+    """Sort by ``first`` (when given), then M3: importance descending, newest first, id
+    ascending. ``fields`` gives (importance, ts, id). Stable passes, least significant first."""
+    out = sorted(items, key=lambda x: fields(x)[2])
+    out.sort(key=lambda x: fields(x)[1], reverse=True)
+    out.sort(key=lambda x: -fields(x)[0])
+    if first is not None:
+        out.sort(key=first)
+    return out
 
-    Newest-first on an ISO timestamp string is done by sorting the complement of each char.
-    """
-    newest_first = "".join(chr(0x10FFFF - ord(c)) for c in entry.ts)
-    return (-entry.importance, newest_first, entry.id)
 
-
-def sort_entries(entries: list[Entry]) -> list[Entry]:
-    return sorted(entries, key=order_key)
+def sort_entries(entries: Iterable[Entry]) -> list[Entry]:
+    """M3, the one total order used everywhere."""
+    return sort_m3(entries, lambda e: (e.importance, e.ts, e.id))

@@ -2,8 +2,9 @@
 
 SQLite's unicode61 tokenizer folds case and splits words, but it reads a run of Chinese or
 Japanese characters as one long token. So each CJK run is indexed as its single characters
-plus its character bigrams: ``奶茶店`` is queried as ``奶茶 OR 茶店`` and finds
-``我开了家卖奶茶的小店``; a one-character query like ``茶`` hits the single characters.
+plus its character bigrams: ``奶茶店`` is queried as the bigrams ``奶茶`` and ``茶店``, and
+``我开了家卖奶茶的小店`` is found through ``奶茶``; a one-character query like ``茶`` hits the
+single characters.
 """
 
 from __future__ import annotations
@@ -36,12 +37,15 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
-def fts_query(query: str) -> str | None:
-    """An FTS5 MATCH expression: any term may match (order-free); None when nothing to search."""
+def every_term(query: str) -> str | None:
+    """An FTS5 MATCH expression needing every term, in any order; None: nothing to search."""
     terms = query_terms(query)
-    if not terms:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return " AND ".join(quote_term(t) for t in terms) if terms else None
+
+
+def quote_term(term: str) -> str:
+    """One term as an FTS5 string: no operator or column syntax can leak in."""
+    return '"' + term.replace('"', '""') + '"'
 
 
 def phrase_of(query: str) -> str:

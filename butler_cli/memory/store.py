@@ -21,8 +21,9 @@ from butler_cli.memory.entries import (
     coerce_importance,
     new_id,
     now_ts,
+    sort_m3,
 )
-from butler_cli.memory.search import fts_query, index_terms, phrase_of
+from butler_cli.memory.search import every_term, index_terms, phrase_of, query_terms, quote_term
 from butler_cli.store.files import ensure_private_dir
 
 DB_FILE = "memory.db"
@@ -30,6 +31,9 @@ DEFAULT_PROFILE = "default"
 RECALL_DEFAULT_K = 12
 RECALL_MAX_K = 50
 CANDIDATES = 200
+#: In the any-term search, terms in more entries than this are left out: they would make it
+#: score tens of thousands of rows, and an entry sharing only a common word is a poor match.
+COMMON_TERM_DOCS = 3000
 BLOCK_WINDOW = 2000
 
 #: Named, append-only: a migration is never edited once shipped; new ones go at the end.
@@ -51,6 +55,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE VIRTUAL TABLE entries_fts
             USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 2');
         """,
+    ),
+    (
+        "0002_vocab",
+        "CREATE VIRTUAL TABLE entries_vocab USING fts5vocab (entries_fts, 'row')",
     ),
 ]
 
@@ -252,11 +260,49 @@ class MemoryStore:
         k: int = RECALL_DEFAULT_K,
         min_importance: int | None = None,
     ) -> list[Entry]:
-        """T2: top entries by M3, or with a query by relevance then M3 (zero relevance dropped)."""
+        """T2: top entries by M3, or with a query by relevance then M3 (zero relevance dropped).
+
+        Relevance: the whole phrase first (Q3), then entries with every term, then any term,
+        each by bm25. Entries with every term are fetched first; the any-term search runs only
+        when they are too few, which keeps recall fast on a large store.
+        """
         k = max(1, min(RECALL_MAX_K, k))
-        match = fts_query(query) if query else None
-        if match is None:
-            return [] if query and query.strip() else self.entries(kinds, k, min_importance)
+        if query is None or not query.strip():
+            return self.entries(kinds, k, min_importance)
+        every = every_term(query)
+        if every is None:
+            return []
+        rows = {r[0]: (r, True) for r in self._matches(every, kinds, min_importance)}
+        if len(rows) < k:
+            telling = self._uncommon(query_terms(query))
+            if telling:
+                any_term = " OR ".join(quote_term(t) for t in telling)
+                for r in self._matches(any_term, kinds, min_importance):
+                    rows.setdefault(r[0], (r, False))
+        phrase = phrase_of(query)
+
+        def relevance(item: tuple[Sequence[Any], bool]) -> tuple[bool, bool, float]:
+            row, all_terms = item
+            full = phrase in " ".join(row[2].lower().split())
+            return (not full, not all_terms, round(row[6], 9))
+
+        ranked = sort_m3(rows.values(), lambda it: (it[0][4], it[0][3], it[0][0]), relevance)
+        return [_entry(r) for r, _ in ranked[:k]]
+
+    def _uncommon(self, terms: list[str]) -> list[str]:
+        """The terms found in at most COMMON_TERM_DOCS entries (across the file), rarest first."""
+        if not terms:
+            return []
+        marks = ", ".join("?" for _ in terms)
+        counts = dict(
+            self.db.execute(f"SELECT term, doc FROM entries_vocab WHERE term IN ({marks})", terms)
+        )
+        found = [t for t in terms if 0 < counts.get(t, 0) <= COMMON_TERM_DOCS]
+        return sorted(found, key=lambda t: counts[t])
+
+    def _matches(
+        self, match: str, kinds: Sequence[str] | None, min_importance: int | None
+    ) -> list[Sequence[Any]]:
         sql, args = self._filtered(
             f"SELECT {_COLUMNS}, bm25(entries_fts) FROM entries_fts "
             "JOIN entries e ON e.rowid = entries_fts.rowid",
@@ -267,15 +313,7 @@ class MemoryStore:
         args.insert(0, match)
         sql += " ORDER BY bm25(entries_fts) LIMIT ?"
         args.append(CANDIDATES)
-        rows = self.db.execute(sql, args).fetchall()
-        phrase = phrase_of(query or "")
-
-        def rank(row: Sequence[Any]) -> tuple[bool, float, int, str, str]:
-            full = phrase in " ".join(row[2].lower().split())  # Q3: the whole phrase wins
-            newest = "".join(chr(0x10FFFF - ord(c)) for c in row[3])
-            return (not full, round(row[6], 9), -row[4], newest, row[0])
-
-        return [_entry(r) for r in sorted(rows, key=rank)[:k]]
+        return self.db.execute(sql, args).fetchall()
 
     def block_candidates(self, window: int = BLOCK_WINDOW) -> tuple[list[Entry], int]:
         """Semantic entries for the frozen block: a wide M3 window, and how many there are."""
