@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -22,7 +23,7 @@ def pending(json_out: Json = False) -> None:
     if json_out:
         render.print_json([r.to_dict() for r in rows])
     else:
-        render.pending_table(render.out(), rows)
+        render.pending_table(sys.stdout.write, rows)
 
 
 def show(

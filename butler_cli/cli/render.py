@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -65,10 +65,10 @@ def report(rep: TaskReport, as_json: bool) -> None:
         err().print("[yellow]stopped at the round limit[/yellow] (raise it with --max-rounds)")
 
 
-def pending_table(console: Console, rows: Sequence[ParkSummary]) -> None:
-    """One block per park. Written as plain text in one go: fast for thousands of parks."""
+def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -> None:
+    """One block per park, written as plain text in one go: fast for thousands of parks."""
     if not rows:
-        console.out("No parks awaiting a decision.")
+        write("No parks awaiting a decision.\n")
         return
     lines = []
     for row in rows:
@@ -76,4 +76,4 @@ def pending_table(console: Console, rows: Sequence[ParkSummary]) -> None:
         lines.append(f"          task: {row.task}")
         lines.append(f"          why:  {row.reason}")
     lines.append(f"{len(rows)} awaiting a decision — butler resume ID --approve | --deny")
-    console.out("\n".join(lines), highlight=False)
+    write("\n".join(lines) + "\n")

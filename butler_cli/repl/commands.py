@@ -33,7 +33,10 @@ def _pending(repl: ChatRepl, arg: str) -> None:
     summaries, problems = ParkStore(repl.butler.home).scan()
     for problem in problems:
         repl.console.print(f"skipped {escape(problem.problem)}")
-    pending_table(repl.console, [s for s in summaries if s.status == "pending"])
+    pending_table(
+        lambda text: repl.console.out(text.rstrip("\n"), highlight=False),
+        [s for s in summaries if s.status == "pending"],
+    )
 
 
 def _resume(repl: ChatRepl, arg: str) -> None:

@@ -114,9 +114,14 @@ class ParkStore:
         return matches[0]
 
     def _files(self) -> list[Path]:
+        """Park files, by name. Temp files and anything not named like a park are ignored."""
         if not self.dir.is_dir():
             return []
-        return [p for p in self.dir.iterdir() if p.suffix == ".json" and _ID_RE.match(p.stem)]
+        with os.scandir(self.dir) as it:
+            names = sorted(
+                e.name for e in it if e.name.endswith(".json") and _ID_RE.match(e.name[:-5])
+            )
+        return [self.dir / name for name in names]
 
     # -- key -------------------------------------------------------------------------------
     def key(self, *, create: bool) -> bytes | None:
@@ -171,7 +176,7 @@ class ParkStore:
         """Every park file: summaries oldest first, and the files that could not be read."""
         summaries: list[ParkSummary] = []
         problems: list[Unreadable] = []
-        for path in sorted(self._files()):
+        for path in self._files():
             try:
                 raw = self.read_raw(path.stem)
                 approval = raw["approval"]
