@@ -124,6 +124,7 @@ class Harness:
                 calls=draft.calls,
                 approval=draft.approval,
                 verdicts=dump_verdicts(draft.verdicts),
+                results=draft.answered,
             )
             self.store.save(state)
             return state.id

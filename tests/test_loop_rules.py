@@ -187,3 +187,24 @@ def test_park_ids_are_short_and_unambiguous(butler_home: Path) -> None:
     ids = {ParkStore(butler_home).new_id() for _ in range(200)}
     assert len(ids) == 200
     assert all(re.fullmatch(r"[a-hjkmnp-z2-9]{8}", i) for i in ids)
+
+
+def test_a_malformed_call_in_a_parked_round_never_runs(butler_home: Path) -> None:
+    rec = Recorder()
+    deep: dict[str, Any] = {"x": 1}
+    for _ in range(100):
+        deep = {"x": deep}
+    model = ListModel(
+        [
+            tools(use("echo", "e1", msg="a", junk=deep), use("delete_agent", "d1", handle="m")),
+            say("k"),
+        ]
+    )
+    h = Harness(butler_home, model, [rec.echo_toolset(), rec.gate()])
+    out = h.run()
+    assert out.status == "parked"
+    state = h.store.load(out.park_id)
+    assert state.calls[0].input == {} and "malformed" in state.results["e1"].content
+    done = h.resume(out.park_id, {"approved": True})
+    assert rec.names() == ["delete_agent"]
+    assert "nested deeper than 64 levels" in tool_results(done)[0]["content"]

@@ -44,6 +44,7 @@ from butler_cli.memory.tools import MemoryTools
 from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
+from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
 from butler_cli.store.parks import ParkJournal, ParkStore
 from butler_cli.tools import builtin_toolsets
@@ -185,8 +186,10 @@ class Butler:
                 calls=draft.calls,
                 approval=draft.approval,
                 verdicts=dump_verdicts(draft.verdicts),
+                results=draft.answered,
             )
             self.store.save(state)  # on disk before anyone is asked (X1)
+            crash_point("park-written")
             return state.id
 
         return sink
@@ -275,6 +278,7 @@ def resume_park(
                 outcome="approve" if decision.approved else "deny",
                 text=decision.note,
             )
+            crash_point("decision-written")
         return butler.continue_park(state, decision, observer)
 
 

@@ -23,6 +23,7 @@ from butler_cli.core.park import (
 from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict, approve
+from butler_cli.core.vet import clean_text, vet_calls
 
 DEFAULT_MAX_ROUNDS = 8
 UNATTENDED_REASON = (
@@ -48,6 +49,8 @@ class ParkDraft:
     calls: list[ToolUseBlock]
     approval: Approval
     verdicts: dict[str, Verdict]
+    #: Calls already answered (malformed ones): saved as results, so a resume never runs them.
+    answered: dict[str, ToolResultBlock] = field(default_factory=dict)
 
 
 #: Saves a parked round durably and returns its id; called before anyone is asked (X1).
@@ -141,30 +144,40 @@ def run_loop(
         obs.model_finished(response)
         usage.append(response.usage)
         if not response.is_tool_round:
-            if response.text:
-                convo.append(Message(role="assistant", content=[TextBlock(text=response.text)]))
-            return LoopOutcome("done", response.text, convo, rounds, usage=usage)
+            text = clean_text(response.text)
+            if text:
+                convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
+            return LoopOutcome("done", text, convo, rounds, usage=usage)
         if rounds >= config.max_rounds:
             marker = f"[butler: aborted after {config.max_rounds} tool-use rounds]"
-            text = f"{response.text}\n\n{marker}" if response.text else marker
+            said = clean_text(response.text)
+            text = f"{said}\n\n{marker}" if said else marker
             convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
             return LoopOutcome("limit", text, convo, rounds, usage=usage)
         rounds += 1
-        convo.append(response.to_message())
-        calls = list(response.tool_calls)
+        calls, answered = vet_calls(list(response.tool_calls))
+        convo.append(_assistant_turn(response.text, calls))
         verdicts = {
-            c.id: classify_call(toolbox, c, config) for c in calls if toolbox.is_governed(c.name)
+            c.id: classify_call(toolbox, c, config)
+            for c in calls
+            if c.id not in answered and toolbox.is_governed(c.name)
         }
         asked = next((c for c in calls if _needs_person(verdicts.get(c.id))), None)
         if asked is not None:
             approval = _approval_for(toolbox, asked, verdicts[asked.id])
-            park_id = park(ParkDraft(list(convo), calls, approval, verdicts))
+            draft = ParkDraft(list(convo), calls, approval, verdicts, answered)
+            park_id = park(draft)
             obs.round_classified(calls, verdicts, park_id)
             return LoopOutcome(
                 "parked", response.text, convo, rounds, park_id, approval, usage=usage
             )
         obs.round_classified(calls, verdicts, None)
-        convo.append(results_message(_run_round(toolbox, calls, verdicts, obs)))
+        convo.append(results_message(_run_round(toolbox, calls, verdicts, answered, obs)))
+
+
+def _assistant_turn(text: str, calls: Sequence[ToolUseBlock]) -> Message:
+    blocks: list[TextBlock | ToolUseBlock] = [TextBlock(text=clean_text(text))] if text else []
+    return Message(role="assistant", content=[*blocks, *calls])
 
 
 def continue_after_decision(
@@ -214,6 +227,7 @@ def _run_round(
     toolbox: Toolbox,
     calls: Sequence[ToolUseBlock],
     verdicts: dict[str, Verdict],
+    answered: dict[str, ToolResultBlock],
     obs: LoopObserver,
 ) -> list[ToolResultBlock]:
     """Run a round with no approve in it, in order; refusals never reach an executor (L5)."""
@@ -221,7 +235,9 @@ def _run_round(
     for call in calls:
         started = time.perf_counter()
         verdict = verdicts.get(call.id)
-        if verdict is not None and verdict.decision == "refuse":
+        if call.id in answered:
+            result = answered[call.id]
+        elif verdict is not None and verdict.decision == "refuse":
             result = error_result(call.id, refused_message(verdict.reason))
         else:
             result = toolbox.run(call)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from butler_cli.core.messages import Message, TextBlock, ToolUseBlock
+from butler_cli.core.messages import Message, ToolUseBlock
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
 
@@ -59,14 +59,6 @@ class ModelResponse:
     def is_tool_round(self) -> bool:
         """Spec L2: a round only if it asks for a call *and* stopped for tool use."""
         return bool(self.tool_calls) and self.stop_reason == "tool_use"
-
-    def to_message(self) -> Message:
-        blocks: list[TextBlock | ToolUseBlock] = []
-        if self.text:
-            blocks.append(TextBlock(text=self.text))
-        if self.is_tool_round:
-            blocks.extend(self.tool_calls)
-        return Message(role="assistant", content=list(blocks))
 
 
 class Provider(Protocol):

@@ -61,6 +61,8 @@ class ScriptedProvider:
             raise UsageError(f"cannot read scripted model file {path}: {exc}") from exc
         except ValueError as exc:
             raise UsageError(f"scripted model file {path} is not valid JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise UsageError(f"scripted model file {path} is nested too deeply to read") from exc
         try:
             script = Script.model_validate(data)
         except ValidationError as exc:

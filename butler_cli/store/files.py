@@ -7,6 +7,7 @@ rename, fsync of the directory, so a reader sees the old bytes or the new ones, 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 HOME_ENV = "BUTLER_HOME"
@@ -30,7 +31,7 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, before_rename: Callable[[], None] | None = None) -> None:
     """Replace ``path`` with ``data`` atomically and durably, mode 0600."""
     ensure_private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -40,6 +41,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+    if before_rename is not None:
+        before_rename()
     os.replace(tmp, path)
     fsync_dir(path.parent)
 

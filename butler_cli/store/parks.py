@@ -27,6 +27,7 @@ from pydantic_core import from_json
 
 from butler_cli.core.errors import ParkError, ParkNotFound, UsageError
 from butler_cli.core.park_format import PARK_VERSION
+from butler_cli.store.faults import crash_point
 from butler_cli.store.files import ensure_private_dir, read_no_follow, write_atomic
 from butler_cli.store.key import load_key, sign, verify
 
@@ -39,6 +40,7 @@ PARKS_DIR = "parks"
 ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 ID_LENGTH = 8
 _ID_RE = re.compile(rf"^[{ID_ALPHABET}]{{{ID_LENGTH}}}$")
+_TEMP_RE = re.compile(rf"^\.[{ID_ALPHABET}]{{{ID_LENGTH}}}\.json\.\d+\.tmp$")
 _HEAD = b'{"mac": "hmac-sha256:'
 _MID = b'",\n"park": '
 _TAIL = b"\n}\n"
@@ -195,8 +197,22 @@ class ParkStore:
                 problems.append(Unreadable(path, exc.message))
             except (KeyError, TypeError) as exc:
                 problems.append(Unreadable(path, f"park file {path} is corrupt (missing {exc})"))
+        for leftover in self._leftovers():
+            problems.append(
+                Unreadable(
+                    leftover,
+                    f"{leftover} is an unfinished write left by a process that stopped; "
+                    "the park file beside it (if any) holds the last complete state",
+                )
+            )
         summaries.sort(key=lambda s: (s.created_at, s.id))
         return summaries, problems
+
+    def _leftovers(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        with os.scandir(self.dir) as it:
+            return sorted(self.dir / e.name for e in it if _TEMP_RE.match(e.name))
 
     # -- writing ---------------------------------------------------------------------------
     def save(self, state: ParkState) -> None:
@@ -204,7 +220,10 @@ class ParkStore:
         key = self.key(create=True)
         assert key is not None
         ensure_private_dir(self.dir)
-        write_atomic(self.path_for(state.id), encode_park(key, state))
+        path = self.path_for(state.id)
+        fresh = not path.exists()
+        hook = (lambda: crash_point("park-before-rename")) if fresh else None
+        write_atomic(path, encode_park(key, state), before_rename=hook)
 
     @contextmanager
     def lock(self, park_id: str) -> Iterator[None]:
@@ -240,14 +259,18 @@ class ParkJournal:
     def mark_started(self, call_id: str) -> None:
         self.state.started.append(call_id)
         self._store.save(self.state)
+        crash_point("action-started")
 
     def record_result(self, result: ToolResultBlock) -> None:
+        if result.tool_use_id in self.state.started:
+            crash_point("action-ran")
         self.state.results[result.tool_use_id] = result
         self._store.save(self.state)
 
     def resolved(self) -> None:
         self.state.status = "resolved"
         self._store.save(self.state)
+        crash_point("round-resolved")
 
 
 def _verified_body(data: bytes, key: bytes, path: Path) -> bytes:
