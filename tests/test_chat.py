@@ -10,7 +10,7 @@ import pexpect
 import pytest
 from conftest import butler_exe, call
 
-APPROVE = r"Approve\? \[y/n/l/d\]"
+APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
 
 
 def spawn(args: list[str], home, cwd, color: bool = False) -> pexpect.spawn:
@@ -141,7 +141,7 @@ def test_slash_commands_and_new(butler_home, workdir, script) -> None:
     child = spawn(["chat", "--model", model], butler_home, workdir)
     child.sendline("/nope")
     child.expect(
-        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /memory /remember /forget /new /exit"
+        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /memory /remember /forget /grants /revoke /new /exit"
     )
     child.sendline("/tools")
     child.expect(r"write_file\s+governed \(default approve\)")

@@ -14,6 +14,7 @@ from pathlib import Path
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ParkError, UsageError
+from butler_cli.core.grants import GrantBook
 from butler_cli.core.loop import (
     DEFAULT_MAX_ROUNDS,
     LoopConfig,
@@ -42,6 +43,7 @@ from butler_cli.memory.capture import capture_turn
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
 from butler_cli.memory.tools import MemoryTools
 from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
+from butler_cli.policy.settings import PolicySettings
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.faults import crash_point
@@ -104,6 +106,7 @@ class Butler:
         config: LoopConfig,
         cwd: Path,
         memory: MemoryStore,
+        policy_file: Path | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -113,17 +116,26 @@ class Butler:
         self.policy = policy
         self.cwd = cwd
         self.memory = memory
+        self.policy_file = policy_file
         self.persona = config.system
         # F4: the block is composed once for this session; `remember` does not change it.
         self.block = render_block(*memory.block_candidates())
         self.config = replace(config, system=system_prompt(self.block, self.persona))
         self.toolbox = Toolbox(
-            [MemoryTools(memory).toolset(), *builtin_toolsets(cwd, home, policy.classify)]
+            [
+                MemoryTools(memory).toolset(),
+                *builtin_toolsets(cwd, home, policy.classify, protected=[policy_file]),
+            ]
         )
 
     @classmethod
     def build(
-        cls, opts: RunOptions, *, cwd: Path | None = None, home: Path | None = None
+        cls,
+        opts: RunOptions,
+        *,
+        cwd: Path | None = None,
+        home: Path | None = None,
+        grants: GrantBook | None = None,
     ) -> Butler:
         """Resolve model and policy up front: a bad one is a usage error before anything runs."""
         model = opts.model or os.environ.get(MODEL_ENV)
@@ -138,9 +150,13 @@ class Butler:
         home = home or butler_home()
         memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
         provider = resolve_model(model)
-        policy = load_policy(opts.policy or DEFAULT_POLICY)
+        policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
+        policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
         config = LoopConfig(
-            system=opts.system or "", max_rounds=max_rounds, allow_runs=opts.yes_safe
+            system=opts.system or "",
+            max_rounds=max_rounds,
+            allow_runs=opts.yes_safe,
+            grants=grants,
         )
         return cls(
             home,
@@ -150,6 +166,7 @@ class Butler:
             config,
             (cwd or Path.cwd()).absolute(),
             memory,
+            policy_file,
         )
 
     def context(self, task: str) -> RunContext:
@@ -161,6 +178,7 @@ class Butler:
             max_rounds=self.config.max_rounds,
             cwd=str(self.cwd),
             profile=self.memory.profile,
+            policy_file=str(self.policy_file) if self.policy_file else None,
         )
 
     def summarize(self, prompt: str) -> str:
@@ -252,6 +270,7 @@ def resume_park(
     note: str | None,
     opts: RunOptions,
     observer: LoopObserver | None = None,
+    grants: GrantBook | None = None,
 ) -> TaskReport:
     """Record a decision (exactly once, under the park's lock) and continue the task.
 
@@ -264,7 +283,9 @@ def resume_park(
     with store.lock(park_id):
         state = store.load(park_id)
         decision = _decision_for(state, approved, note)
-        butler = Butler.build(opts.over(state.context), cwd=Path(state.context.cwd), home=home)
+        butler = Butler.build(
+            opts.over(state.context), cwd=Path(state.context.cwd), home=home, grants=grants
+        )
         if state.status == "pending":
             state.status = "decided"
             state.decision = decision

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from butler_cli.app.butler import Butler, load_park, resume_park
 from butler_cli.app.options import RunOptions
 from butler_cli.app.report import TaskReport
+from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
 from butler_cli.core.park import ParkState
@@ -20,10 +21,11 @@ from butler_cli.core.park import ParkState
 
 @dataclass(frozen=True)
 class Answer:
-    """A person's answer at the approval prompt."""
+    """A person's answer at the approval prompt; ``grant`` remembers it for the session."""
 
     approved: bool
     note: str | None = None
+    grant: Grant | None = None
 
 
 #: Shows a park and returns the person's answer, or None to leave it parked ("later").
@@ -37,6 +39,10 @@ class Conversation:
         self.butler = butler
         self.opts = opts
         self.messages: list[Message] = []
+
+    @property
+    def grants(self) -> GrantBook | None:
+        return self.butler.config.grants
 
     def reset(self) -> None:
         self.messages = []
@@ -57,5 +63,9 @@ class Conversation:
             answer = ask(load_park(report.park_id))
             if answer is None:
                 return report
-            report = resume_park(report.park_id, answer.approved, answer.note, self.opts, observer)
+            if answer.grant is not None and self.grants is not None:
+                self.grants.add(answer.grant)
+            report = resume_park(
+                report.park_id, answer.approved, answer.note, self.opts, observer, self.grants
+            )
         return report

@@ -21,6 +21,7 @@ class RunOptions:
     max_rounds: int | None = None
     yes_safe: bool = False
     profile: str | None = None
+    policy_file: str | None = None
 
     def over(self, context: RunContext) -> RunOptions:
         """These options, falling back to what a park recorded."""
@@ -31,4 +32,5 @@ class RunOptions:
             system=self.system if self.system is not None else context.system,
             max_rounds=self.max_rounds or context.max_rounds,
             profile=self.profile or context.profile,
+            policy_file=self.policy_file or context.policy_file,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from butler_cli.cli.options import MaxRounds, Model, Policy, Profile, System
+from butler_cli.cli.options import MaxRounds, Model, Policy, PolicyFile, Profile, System
 
 DEMO_BANNER = (
     "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
@@ -19,18 +19,19 @@ def chat(
     max_rounds: MaxRounds = None,
     system: System = None,
     profile: Profile = None,
+    policy_file: PolicyFile = None,
 ) -> None:
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
     n deny (with a note), l later (stays parked), d details."""
-    _start(model, policy, max_rounds, system, profile, banner="")
+    _start(model, policy, max_rounds, system, profile, policy_file, banner="")
 
 
-def demo(policy: Policy = None, profile: Profile = None) -> None:
+def demo(policy: Policy = None, profile: Profile = None, policy_file: PolicyFile = None) -> None:
     """The offline demo: the chat on a bundled scripted conversation, no API key needed."""
     from importlib.resources import files
 
     script = files("butler_cli.demo").joinpath("demo.json")
-    _start(f"scripted:{script}", policy, None, None, profile, banner=DEMO_BANNER)
+    _start(f"scripted:{script}", policy, None, None, profile, policy_file, banner=DEMO_BANNER)
 
 
 def _start(
@@ -39,6 +40,7 @@ def _start(
     max_rounds: int | None,
     system: str | None,
     profile: str | None,
+    policy_file: str | None,
     banner: str,
 ) -> None:
     from butler_cli.app.options import MODEL_ENV, RunOptions
@@ -53,5 +55,5 @@ def _start(
     if not model:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
     # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe=True, profile=profile)
+    opts = RunOptions(model, policy, system, max_rounds, True, profile, policy_file)
     ChatRepl(opts, str(butler_home()), out(), banner).run()

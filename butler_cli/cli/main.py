@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from butler_cli.cli import chat, memory, parks, resume, run
+from butler_cli.cli import chat, memory, parks, policy, resume, run
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -32,6 +32,7 @@ app.command("resume")(resume.resume)
 app.command("pending")(parks.pending)
 app.command("show")(parks.show)
 app.add_typer(memory.app, name="memory")
+app.add_typer(policy.app, name="policy")
 
 
 @app.callback()

@@ -44,6 +44,14 @@ YesSafe = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+PolicyFile = Annotated[
+    str | None,
+    typer.Option(
+        "--policy-file",
+        help="Rule file for policies that read one (tiered). Default: $BUTLER_HOME/policy.toml.",
+        show_default=False,
+    ),
+]
 Profile = Annotated[
     str | None,
     typer.Option(

@@ -10,7 +10,16 @@ import typer
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
 
-from butler_cli.cli.options import Json, MaxRounds, Model, Policy, Profile, System, YesSafe
+from butler_cli.cli.options import (
+    Json,
+    MaxRounds,
+    Model,
+    Policy,
+    PolicyFile,
+    Profile,
+    System,
+    YesSafe,
+)
 
 
 def resume(
@@ -26,6 +35,7 @@ def resume(
     system: System = None,
     yes_safe: YesSafe = False,
     profile: Profile = None,
+    policy_file: PolicyFile = None,
     json_out: Json = False,
 ) -> None:
     """Record your decision on a parked task, then continue it (same output as `run`).
@@ -53,7 +63,7 @@ def resume(
                     "nothing was changed"
                 )
             decision, note = _ask(state, note)
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile)
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file)
     observer = None if json_out else Progress(render.err())
     rep = resume_park(park_id, decision, note, opts, observer)
     render.report(rep, json_out)

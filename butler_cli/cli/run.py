@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from butler_cli.cli.options import Json, MaxRounds, Model, Policy, Profile, System, YesSafe
+from butler_cli.cli.options import (
+    Json,
+    MaxRounds,
+    Model,
+    Policy,
+    PolicyFile,
+    Profile,
+    System,
+    YesSafe,
+)
 
 
 def run(
@@ -33,6 +42,7 @@ def run(
     system: System = None,
     yes_safe: YesSafe = False,
     profile: Profile = None,
+    policy_file: PolicyFile = None,
     json_out: Json = False,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
@@ -47,7 +57,7 @@ def run(
     all_tasks = list(tasks or []) + (_read_tasks(tasks_file) if tasks_file else [])
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile)
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file)
     console = render.err()
 
     def observer_for(i: int, task: str) -> Progress | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from butler_cli.core.errors import ModelError
+from butler_cli.core.grants import GrantBook
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, error_result
 from butler_cli.core.park import (
     Approval,
@@ -22,7 +23,7 @@ from butler_cli.core.park import (
 )
 from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
 from butler_cli.core.toolsets import Toolbox
-from butler_cli.core.verdicts import Verdict, approve
+from butler_cli.core.verdicts import Verdict, allow, approve
 from butler_cli.core.vet import clean_text, vet_calls
 
 DEFAULT_MAX_ROUNDS = 8
@@ -39,6 +40,8 @@ class LoopConfig:
     max_rounds: int = DEFAULT_MAX_ROUNDS
     #: False in unattended runs without --yes-safe: a policy ``allow`` parks instead (X5).
     allow_runs: bool = True
+    #: A chat session's grants; None everywhere else (run, resume in another process).
+    grants: GrantBook | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +121,11 @@ def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> V
     verdict = gate.classify(call.name, dict(call.input))
     if verdict.decision == "allow" and not config.allow_runs:
         return approve(UNATTENDED_REASON.format(name=call.name))
+    if verdict.decision == "approve" and config.grants is not None:
+        hit = config.grants.covering(call)
+        if hit is not None:  # never over a refuse: only an approve is ever granted
+            number, grant = hit
+            return allow(f"session grant {number}: {grant.describe()} (policy: {verdict.reason})")
     return verdict
 
 

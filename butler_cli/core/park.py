@@ -7,7 +7,7 @@ only sees a :class:`Journal` that records each call's progress durably.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +79,7 @@ class RunContext(BaseModel):
     max_rounds: int = 8
     cwd: str = ""
     profile: str = "default"
+    policy_file: str | None = None
 
 
 class ParkState(BaseModel):
@@ -92,7 +93,7 @@ class ParkState(BaseModel):
     messages: list[Message]
     calls: list[ToolUseBlock]
     approval: Approval
-    verdicts: dict[str, dict[str, str]]
+    verdicts: dict[str, dict[str, Any]]
     status: ParkStatus = "pending"
     decision: Decision | None = None
     decided_at: str | None = None
@@ -185,5 +186,5 @@ def results_message(results: Sequence[ToolResultBlock]) -> Message:
     return Message(role="user", content=list(results))
 
 
-def dump_verdicts(verdicts: dict[str, Verdict]) -> dict[str, dict[str, str]]:
+def dump_verdicts(verdicts: dict[str, Verdict]) -> dict[str, dict[str, Any]]:
     return {cid: v.to_dict() for cid, v in verdicts.items()}

@@ -15,9 +15,15 @@ class Verdict:
 
     decision: VerdictKind
     reason: str = ""
+    #: For an approve: argument patterns a session grant may widen to ({"path": "glob:…"}),
+    #: offered in the chat only when the policy marks the call as safe to widen.
+    widen: tuple[tuple[str, str], ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        return {"decision": self.decision, "reason": self.reason}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"decision": self.decision, "reason": self.reason}
+        if self.widen:
+            out["widen"] = dict(self.widen)
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Verdict:
@@ -25,8 +31,11 @@ class Verdict:
         if isinstance(data, dict):
             decision = data.get("decision")
             reason = data.get("reason", "")
-            if decision in _STRICTNESS and isinstance(reason, str):
-                return cls(decision, reason)
+            widen = data.get("widen", {})
+            if decision in _STRICTNESS and isinstance(reason, str) and isinstance(widen, dict):
+                return cls(
+                    decision, reason, tuple(sorted((str(k), str(v)) for k, v in widen.items()))
+                )
         return cls("refuse", "malformed verdict on record — failing closed")
 
     def stricter(self, other: Verdict) -> Verdict:
@@ -39,9 +48,9 @@ def allow(reason: str = "") -> Verdict:
     return Verdict("allow", reason)
 
 
-def approve(reason: str) -> Verdict:
-    """Park the round and ask a person first."""
-    return Verdict("approve", reason)
+def approve(reason: str, widen: dict[str, str] | None = None) -> Verdict:
+    """Park the round and ask a person first. ``widen``: see :attr:`Verdict.widen`."""
+    return Verdict("approve", reason, tuple(sorted((widen or {}).items())))
 
 
 def refuse(reason: str) -> Verdict:

@@ -7,7 +7,8 @@ A policy spec is one of:
 * ``path/to/file.py:attr``.
 
 The object is a callable ``classify(name, args)``, or has a ``classify`` method; a class is
-instantiated with no arguments first.
+instantiated with no arguments first. An object with a ``butler_configure(settings)`` method is
+configured instead: that returns the policy (it gets the butler's home and ``--policy-file``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.core.gate import Policy
+from butler_cli.policy.settings import PolicySettings
 
 GROUP = "butler.policies"
 DEFAULT_POLICY = "ask"
@@ -45,19 +47,20 @@ def installed_policies() -> list[EntryPoint]:
     return [seen[name] for name in sorted(seen)]
 
 
-def load_policy(spec: str) -> LoadedPolicy:
+def load_policy(spec: str, settings: PolicySettings | None = None) -> LoadedPolicy:
     spec = spec.strip()
+    settings = settings or PolicySettings(home=Path.home())
     if not spec:
         raise PolicyLoadError("empty policy spec; use a name from `butler.policies` or module:attr")
     target, sep, attr = spec.rpartition(":")
     if not sep:
-        return _from_entry_point(spec)
+        return _from_entry_point(spec, settings)
     if target.endswith(".py") or "/" in target or "\\" in target:
-        return _from_file(Path(target), attr)
-    return _from_module(target, attr)
+        return _from_file(Path(target), attr, settings)
+    return _from_module(target, attr, settings)
 
 
-def _from_entry_point(name: str) -> LoadedPolicy:
+def _from_entry_point(name: str, settings: PolicySettings) -> LoadedPolicy:
     found = {ep.name: ep for ep in installed_policies()}
     ep = found.get(name)
     if ep is None:
@@ -72,19 +75,20 @@ def _from_entry_point(name: str) -> LoadedPolicy:
         obj = ep.load()
     except Exception as exc:
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
-    return LoadedPolicy(name, where, _validate(obj, where))
+    return LoadedPolicy(name, where, _validate(obj, where, settings))
 
 
-def _from_module(module: str, attr: str) -> LoadedPolicy:
+def _from_module(module: str, attr: str, settings: PolicySettings) -> LoadedPolicy:
     where = f"module {module}:{attr}"
     try:
         mod = importlib.import_module(module)
     except Exception as exc:
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
-    return LoadedPolicy(f"{module}:{attr}", where, _validate(_attr(mod, attr, where), where))
+    obj = _attr(mod, attr, where)
+    return LoadedPolicy(f"{module}:{attr}", where, _validate(obj, where, settings))
 
 
-def _from_file(path: Path, attr: str) -> LoadedPolicy:
+def _from_file(path: Path, attr: str, settings: PolicySettings) -> LoadedPolicy:
     path = path.expanduser().resolve()
     where = f"file {path}:{attr}"
     if not path.is_file():
@@ -101,7 +105,8 @@ def _from_file(path: Path, attr: str) -> LoadedPolicy:
     except Exception as exc:
         sys.modules.pop(name, None)
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
-    return LoadedPolicy(f"{path}:{attr}", where, _validate(_attr(mod, attr, where), where))
+    obj = _attr(mod, attr, where)
+    return LoadedPolicy(f"{path}:{attr}", where, _validate(obj, where, settings))
 
 
 def _attr(mod: Any, attr: str, where: str) -> Any:
@@ -111,8 +116,18 @@ def _attr(mod: Any, attr: str, where: str) -> Any:
         raise PolicyLoadError(f"policy {where}: the module has no '{attr}'") from exc
 
 
-def _validate(obj: Any, where: str) -> Policy:
-    if isinstance(obj, type):
+def _validate(obj: Any, where: str, settings: PolicySettings) -> Policy:
+    configure = getattr(obj, "butler_configure", None)
+    if callable(configure):
+        try:
+            obj = configure(settings)
+        except PolicyLoadError:
+            raise
+        except Exception as exc:
+            raise PolicyLoadError(
+                f"policy {where} could not be configured: {_one_line(exc)}"
+            ) from exc
+    elif isinstance(obj, type):
         try:
             obj = obj()
         except Exception as exc:

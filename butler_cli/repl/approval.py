@@ -54,15 +54,43 @@ def show(console: Console, state: ParkState, *, whole: bool = False) -> None:
     console.print(Panel(body, title=f"approval needed · park {state.id}", expand=False))
 
 
+def _choices(widen: dict[str, str]) -> tuple[str, str]:
+    keys = "y/n/l/d/s" + ("/w" if widen else "")
+    text = CHOICES + "  [s] approve for this session (these exact arguments)"
+    if widen:
+        text += "  [w] approve for this session, widened"
+    return keys, text
+
+
+def _widen_of(state: ParkState) -> dict[str, str]:
+    raw = state.verdicts.get(state.approval.call_id, {}).get("widen") or {}
+    return {str(k): str(v) for k, v in raw.items()}
+
+
 def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | None:
     """Show the park and ask until a real answer; None means "later"."""
+    from butler_cli.core.grants import Grant, canonical
+
+    widen = _widen_of(state)
+    keys, choices = _choices(widen)
     show(console, state)
-    console.print(escape(CHOICES))
+    console.print(escape(choices))
     try:
         while True:
-            choice = read_line("Approve? [y/n/l/d] ").strip().lower()
+            choice = read_line(f"Approve? [{keys}] ").strip().lower()
             if choice in ("y", "yes"):
                 return Answer(approved=True)
+            if choice == "s":
+                exact = Grant(state.approval.tool, exact=canonical(_arguments(state)))
+                console.print(escape(f"Granted for this session: {exact.describe()}"))
+                return Answer(approved=True, grant=exact)
+            if choice == "w" and widen:
+                wide = Grant(state.approval.tool, patterns=tuple(sorted(widen.items())))
+                question = f"Approve {wide.describe()} for the rest of this session? [y/N] "
+                if read_line(question).strip().lower() in ("y", "yes"):
+                    console.print(escape(f"Granted for this session: {wide.describe()}"))
+                    return Answer(approved=True, grant=wide)
+                continue
             if choice in ("n", "no"):
                 note = read_line("Note for the model (optional, Enter to skip): ").strip()
                 return Answer(approved=False, note=note or None)
@@ -71,7 +99,7 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
             if choice in ("d", "details"):
                 show(console, state, whole=True)
             elif choice:
-                console.print(escape(f"'{choice}' is not a choice — {CHOICES}"))
+                console.print(escape(f"'{choice}' is not a choice — {choices}"))
     except (KeyboardInterrupt, EOFError):
         console.print()
     console.print(f"Left parked. Decide later with: butler resume {state.id}")

@@ -83,6 +83,24 @@ def _forget(repl: ChatRepl, arg: str) -> None:
     repl.console.print(f"Forgot {escape(arg)}." if gone else f"No memory {escape(arg)}.")
 
 
+def _grants(repl: ChatRepl, arg: str) -> None:
+    grants = repl.conversation.grants
+    listed = grants.all() if grants is not None else []
+    if not listed:
+        repl.console.print("No grants in this session.")
+    for number, grant in enumerate(listed, start=1):
+        repl.console.print(escape(f"  {number}. {grant.describe()}"))
+
+
+def _revoke(repl: ChatRepl, arg: str) -> None:
+    grants = repl.conversation.grants
+    gone = grants.revoke(int(arg)) if grants is not None and arg.isdigit() else None
+    if gone is None:
+        repl.console.print("usage: /revoke N   (numbers show in /grants)")
+    else:
+        repl.console.print(escape(f"Revoked: {gone.describe()}"))
+
+
 def _new(repl: ChatRepl, arg: str) -> None:
     repl.conversation.reset()
     repl.console.print("Started a new conversation.")
@@ -103,6 +121,8 @@ COMMANDS: dict[str, Command] = {
         Command("/memory", "/memory", "the memory block this session sends", _memory),
         Command("/remember", "/remember TEXT", "remember a fact", _remember),
         Command("/forget", "/forget ID", "forget a memory", _forget),
+        Command("/grants", "/grants", "approvals remembered for this session", _grants),
+        Command("/revoke", "/revoke N", "forget a session grant", _revoke),
         Command("/new", "/new", "start a fresh conversation", _new),
         Command("/exit", "/exit", "leave (Ctrl-D works too)", _exit),
     ]

@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 def _build(opts: RunOptions) -> tuple[Butler, Conversation, Progress]:
     from butler_cli.app.butler import Butler
     from butler_cli.app.chat import Conversation
+    from butler_cli.core.grants import GrantBook
     from butler_cli.repl.progress import ChatProgress
 
-    butler = Butler.build(opts)
+    butler = Butler.build(opts, grants=GrantBook())  # grants live in this session only
     return butler, Conversation(butler, opts), ChatProgress(Console())
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from butler_cli.core.gate import Policy
@@ -10,6 +11,11 @@ from butler_cli.tools.clock import clock_toolset
 from butler_cli.tools.files import FileTools
 
 
-def builtin_toolsets(base_dir: Path, home: Path, policy: Policy | None) -> list[Toolset]:
-    files = FileTools(base_dir, home)
+def builtin_toolsets(
+    base_dir: Path,
+    home: Path,
+    policy: Policy | None,
+    protected: Sequence[Path | None] = (),
+) -> list[Toolset]:
+    files = FileTools(base_dir, home, [p for p in protected if p is not None])
     return [files.benign(), clock_toolset(), files.governed(policy)]

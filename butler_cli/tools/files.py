@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from butler_cli.core.gate import Gate, Policy
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
-from butler_cli.tools.paths import home_refusal, resolve
+from butler_cli.tools.paths import home_refusal, is_inside, resolve
 
 READ_CAP = 64 * 1024
 LIST_CAP = 500
@@ -32,13 +33,18 @@ _DEFAULT = approve("changes files on your machine — asking you first")
 class FileTools:
     """File tools bound to a working directory (recorded in parks) and the butler's home."""
 
-    def __init__(self, base_dir: Path, home: Path) -> None:
+    def __init__(self, base_dir: Path, home: Path, protected: Sequence[Path] = ()) -> None:
         self.base = base_dir
         self.home = home
+        #: Files the agent must not touch wherever they live (the active policy file).
+        self.protected = list(protected)
 
     def _path(self, args: dict[str, Any]) -> Path:
         path = resolve(self.base, args.get("path"))
         problem = home_refusal(path, self.home)
+        for guarded in self.protected:
+            if is_inside(path, guarded):
+                problem = f"{path} is the active policy file; the agent cannot change its own rules"
         if problem:
             raise PermissionError(problem)
         return path

@@ -1,0 +1,81 @@
+"""Ask the active policy about a call without running anything (`butler policy check/test`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from butler_cli.app.options import RunOptions
+from butler_cli.core.errors import UsageError
+from butler_cli.core.toolsets import Toolbox
+from butler_cli.core.verdicts import Verdict
+from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
+from butler_cli.memory.tools import MemoryTools
+from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
+from butler_cli.policy.settings import PolicySettings
+from butler_cli.store.files import butler_home
+from butler_cli.tools import builtin_toolsets
+
+EXPECT = ("allow", "approve", "refuse")
+
+
+@dataclass
+class Checker:
+    policy: LoadedPolicy
+    toolbox: Toolbox
+
+    @classmethod
+    def build(cls, opts: RunOptions) -> Checker:
+        home = butler_home()
+        policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
+        policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
+        memory = MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset()
+        tools = builtin_toolsets(Path.cwd(), home, policy.classify, protected=[policy_file])
+        return cls(policy, Toolbox([memory, *tools]))
+
+    def verdict(self, tool: str, args: dict[str, Any]) -> Verdict | None:
+        """The gate's verdict (guard, policy, default), or None for a benign tool."""
+        if self.toolbox.owner(tool) is None:
+            raise UsageError(f"no tool named '{tool}'; see /tools in the chat")
+        gate = self.toolbox.gate_for(tool)
+        return None if gate is None else gate.classify(tool, args)
+
+
+def parse_args_json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--args is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise UsageError('--args must be a JSON object, e.g. \'{"path": "notes.txt"}\'')
+    return value
+
+
+def read_cases(path: str) -> list[dict[str, Any]]:
+    """A JSON array or JSON lines of {tool, args, expect}; a malformed file is refused whole."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+    try:
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            cases = json.loads(text)
+        else:
+            cases = [json.loads(ln) for ln in text.splitlines() if ln.strip()]
+    except ValueError as exc:
+        raise UsageError(f"{path} is not JSON or JSON lines: {exc}") from exc
+    for i, case in enumerate(cases, start=1):
+        if not (
+            isinstance(case, dict)
+            and isinstance(case.get("tool"), str)
+            and isinstance(case.get("args", {}), dict)
+            and case.get("expect") in (*EXPECT, "benign")
+        ):
+            raise UsageError(
+                f'{path}: case {i} must be {{"tool": str, "args": {{}}, "expect": '
+                '"allow"|"approve"|"refuse"|"benign"}'
+            )
+    return list(cases)

@@ -1,0 +1,145 @@
+"""``tiered``: rules in TOML give each governed call a tier.
+
+``safe`` → allow · ``dangerous`` → approve · ``cross_boundary`` (leaves this machine or this
+person: sending, posting, paying) → approve · ``forbidden`` → refuse. When several rules match,
+the strictest tier wins whatever their order (deny beats allow); a call no rule matches gets the
+tool's default verdict. A file with an error is refused whole, with its line.
+
+    [[rule]]
+    name = "notes are mine"          # shown in the verdict's reason
+    tool = "write_file"              # glob on the tool name
+    tier = "safe"
+    args = { path = "glob:~/notes/**" }   # optional: glob (default) or re: on named arguments
+    widen = { path = "glob:~/notes/**" }  # optional, approve tiers: a chat grant may widen to this
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from butler_cli import Verdict, allow, approve, refuse
+from butler_cli.core.errors import PolicyLoadError
+from butler_cli.core.patterns import compile_pattern, matches
+from butler_cli.policy.settings import PolicySettings
+
+RULES_FILE = "policy.toml"
+TIERS = {"safe": 0, "dangerous": 1, "cross_boundary": 2, "forbidden": 3}
+_RULE_KEYS = {"name", "tool", "tier", "args", "widen"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    tool: str
+    tier: str
+    line: int
+    args: dict[str, tuple[re.Pattern[str], bool]] = field(default_factory=dict)
+    widen: dict[str, str] = field(default_factory=dict)
+
+    def applies(self, tool: str, arguments: dict[str, Any]) -> bool:
+        if not fnmatch.fnmatchcase(tool, self.tool):
+            return False
+        return all(
+            key in arguments and matches(rx, arguments[key], anchored=anchored)
+            for key, (rx, anchored) in self.args.items()
+        )
+
+    def verdict(self) -> Verdict:
+        why = f"{self.tier} — rule '{self.name}' (line {self.line})"
+        if self.tier == "safe":
+            return allow(why)
+        if self.tier == "forbidden":
+            return refuse(why)
+        return approve(why, self.widen or None)
+
+
+class TieredPolicy:
+    def __init__(self, rules: list[Rule], source: Path) -> None:
+        self.rules = rules
+        self.source = source
+
+    @classmethod
+    def butler_configure(cls, settings: PolicySettings) -> TieredPolicy:
+        """Read the rule file: ``--policy-file`` or ``$BUTLER_HOME/policy.toml`` (may be absent)."""
+        path = settings.policy_file or settings.home / RULES_FILE
+        if not path.exists():
+            if settings.policy_file is not None:
+                raise PolicyLoadError(f"policy file {path} does not exist")
+            return cls([], path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PolicyLoadError(f"policy file {path} cannot be read: {exc}") from exc
+        return cls(parse_rules(text, path), path)
+
+    def classify(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """The strictest matching rule decides (file order breaks ties); no match → None."""
+        best: Rule | None = None
+        for rule in self.rules:
+            if rule.applies(name, args) and (best is None or TIERS[rule.tier] > TIERS[best.tier]):
+                best = rule
+        return best.verdict() if best else None
+
+
+def parse_rules(text: str, path: Path) -> list[Rule]:
+    """All rules, or a PolicyLoadError naming the line and what is wrong (never half-loaded)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyLoadError(f"policy file {path}: {exc}") from exc
+    unknown = set(data) - {"rule"}
+    if unknown:
+        raise PolicyLoadError(f"policy file {path}: unknown table(s) {', '.join(sorted(unknown))}")
+    raw_rules = data.get("rule", [])
+    if not isinstance(raw_rules, list):
+        raise PolicyLoadError(f"policy file {path}: use [[rule]] tables")
+    lines = [i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip() == "[[rule]]"]
+    return [_rule(raw, lines[i] if i < len(lines) else 0, path) for i, raw in enumerate(raw_rules)]
+
+
+def _rule(raw: dict[str, Any], line: int, path: Path) -> Rule:
+    def bad(what: str) -> PolicyLoadError:
+        return PolicyLoadError(f"policy file {path}, line {line}: {what}")
+
+    extra = set(raw) - _RULE_KEYS
+    if extra:
+        raise bad(
+            f"unknown key(s) {', '.join(sorted(extra))}; rules take {', '.join(sorted(_RULE_KEYS))}"
+        )
+    tool, tier = raw.get("tool"), raw.get("tier")
+    if not isinstance(tool, str) or not tool:
+        raise bad('a rule needs tool = "<glob>"')
+    if tier not in TIERS:
+        raise bad(f"tier {tier!r} is not one of {', '.join(TIERS)}")
+    name = raw.get("name", f"{tool} → {tier}")
+    if not isinstance(name, str):
+        raise bad("name must be a string")
+    args: dict[str, tuple[re.Pattern[str], bool]] = {}
+    for key, pattern in _table(raw.get("args", {}), "args", bad).items():
+        try:
+            args[key] = (compile_pattern(pattern), not pattern.startswith("re:"))
+        except (re.error, ValueError) as exc:
+            raise bad(f"args.{key}: bad pattern {pattern!r}: {exc}") from exc
+    widen = _table(raw.get("widen", {}), "widen", bad)
+    for key, pattern in widen.items():
+        try:
+            compile_pattern(pattern)
+        except (re.error, ValueError) as exc:
+            raise bad(f"widen.{key}: bad pattern {pattern!r}: {exc}") from exc
+    if widen and tier not in ("dangerous", "cross_boundary"):
+        raise bad("widen is for dangerous or cross_boundary rules only")
+    return Rule(name, tool, tier, line, args, widen)
+
+
+def _table(value: Any, key: str, bad: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise bad(f'{key} must be a table of argument = "pattern"')
+    return dict(value)
+
+
+policy = TieredPolicy
