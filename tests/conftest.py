@@ -86,3 +86,38 @@ def call(name: str, cid: str | None = None, **arguments: Any) -> dict[str, Any]:
 
 def json_lines(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def tool_results(stdout: str, task: int = 0) -> list[dict[str, Any]]:
+    """Every tool_result block of one task's `--json` report, in order."""
+    rep = json_lines(stdout)[task]
+    return [b for m in rep["messages"] for b in m["content"] if b["type"] == "tool_result"]
+
+
+def spawn_butler(
+    args: list[str], home: Path, cwd: Path, *, color: bool = False, **extra_env: str
+) -> Any:
+    """The installed `butler` on a real pseudo-terminal (pexpect), this test's home, no CPR."""
+    import pexpect
+
+    env = {
+        **os.environ,
+        "BUTLER_HOME": str(home),
+        "TERM": "xterm",
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+        **extra_env,
+    }
+    if color:
+        env.pop("NO_COLOR", None)
+        env["FORCE_COLOR"] = "1"
+    else:
+        env["NO_COLOR"] = "1"
+    return pexpect.spawn(
+        butler_exe(),
+        args,
+        cwd=str(cwd),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(50, 220),
+    )

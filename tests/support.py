@@ -16,10 +16,8 @@ from butler_cli.core.loop import (
 )
 from butler_cli.core.messages import Message, ToolUseBlock
 from butler_cli.core.park import (
-    Decision,
     ParkState,
     RunContext,
-    dump_verdicts,
     read_decision,
     verdicts_from_state,
 )
@@ -115,16 +113,9 @@ class Harness:
 
     def sink(self, parent: str | None = None) -> Callable[[ParkDraft], str]:
         def save(draft: ParkDraft) -> str:
-            state = ParkState(
-                id=self.store.new_id(),
-                created_at="2026-12-03T00:00:00+00:00",
-                parent=parent,
-                context=RunContext(task="t", model="test", policy="test"),
-                messages=draft.messages,
-                calls=draft.calls,
-                approval=draft.approval,
-                verdicts=dump_verdicts(draft.verdicts),
-                results=draft.answered,
+            context = RunContext(task="t", model="test", policy="test")
+            state = draft.to_state(
+                self.store.new_id(), "2026-12-03T00:00:00+00:00", context, parent
             )
             self.store.save(state)
             return state.id
@@ -136,12 +127,18 @@ class Harness:
             self.model, self.toolbox, [Message.user_text(task)], self.config, self.sink()
         )
 
-    def resume(self, park_id: str, raw_decision: object) -> LoopOutcome:
+    def decide(self, park_id: str, raw_decision: object) -> ParkState:
+        """Record a decision as `butler resume` does (missing or malformed → denial)."""
         state = self.store.load(park_id)
-        decision: Decision = read_decision(raw_decision)
         state.status = "decided"
-        state.decision = decision
+        state.decision = read_decision(raw_decision)
         self.store.save(state)
+        return state
+
+    def carry_on(self, park_id: str, journal: Callable[..., Any] = ParkJournal) -> LoopOutcome:
+        """Continue a decided park from what is on disk, as a fresh process would."""
+        state = self.store.load(park_id)
+        assert state.decision is not None
         return continue_after_decision(
             self.model,
             self.toolbox,
@@ -149,11 +146,15 @@ class Harness:
             state.calls,
             verdicts_from_state(state),
             state.approval.call_id,
-            decision,
-            ParkJournal(self.store, state),
+            state.decision,
+            journal(self.store, state),
             self.config,
             self.sink(park_id),
         )
+
+    def resume(self, park_id: str, raw_decision: object) -> LoopOutcome:
+        self.decide(park_id, raw_decision)
+        return self.carry_on(park_id)
 
 
 def tool_results(outcome: LoopOutcome) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import call, json_lines
+from conftest import call, json_lines, tool_results
 
 ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
 
@@ -17,15 +17,6 @@ def allow_all(tmp_path: Path) -> str:
     path = tmp_path / "allow_all.py"
     path.write_text(ALLOW_ALL)
     return f"{path}:classify"
-
-
-def results(stdout: str) -> list[dict]:
-    return [
-        b
-        for m in json_lines(stdout)[0]["messages"]
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
 
 
 def write_script(tmp_path: Path, raw: bytes | str, name: str = "hostile.json") -> str:
@@ -96,7 +87,7 @@ def test_the_agent_cannot_reach_its_own_gate(
     model = script({"tool_calls": [call(tool, "t", **args)]}, {"text": "k"})
     r = butler("run", "--model", model, "attack", "--policy", allow_all, "--yes-safe", "--json")
     assert r.returncode == 0, r.stderr
-    [res] = results(r.stdout)[-1:]
+    [res] = tool_results(r.stdout)[-1:]
     assert res["is_error"] and "butler's own home" in res["content"]
     for p, data in before.items():
         if p.name not in ("audit.jsonl", "memory.db", "memory.db-wal", "memory.db-shm"):
@@ -118,7 +109,7 @@ def test_a_governed_action_under_a_benign_name_does_nothing(butler, script, work
     )
     r = butler("run", "--model", model, "go", "--json")
     assert r.returncode == 0, r.stderr
-    res = results(r.stdout)
+    res = tool_results(r.stdout)
     assert not (workdir / "out.txt").exists()
     assert res[0]["is_error"]  # reading a file that does not exist
     assert "Unknown tool 'Write_File'" in res[2]["content"]
@@ -159,7 +150,7 @@ def test_huge_arguments(butler, script, workdir, tmp_path) -> None:
     )
     r = butler("run", "--model", model, "huge", "--json")
     assert r.returncode == 0
-    assert "over the 8,388,608-byte limit" in results(r.stdout)[0]["content"]
+    assert "over the 8,388,608-byte limit" in tool_results(r.stdout)[0]["content"]
     assert not (workdir / "huge.txt").exists()
 
 
@@ -173,7 +164,7 @@ def test_deep_nesting(butler, tmp_path, workdir) -> None:
     )
     r = butler("run", "--model", model, "deep", "--json", "--yes-safe")
     assert r.returncode == 0, r.stderr
-    assert "nested deeper than 64 levels" in results(r.stdout)[0]["content"]
+    assert "nested deeper than 64 levels" in tool_results(r.stdout)[0]["content"]
     assert not (workdir / "d.txt").exists()
     model = write_script(
         tmp_path, '{"turns": [{"text": ' + "[" * 100_000 + "]" * 100_000 + "}]}", "deeper.json"
@@ -189,7 +180,7 @@ def test_surrogates_nul_and_invalid_utf8(butler, tmp_path, workdir) -> None:
     rep = json_lines(r.stdout)[0]
     assert rep["messages"][1]["content"][0]["text"] == "lone \ufffd and nul \u0000"
     assert rep["text"] == "end \ufffd"
-    res = results(r.stdout)
+    res = tool_results(r.stdout)
     assert "malformed" in res[0]["content"]  # a lone surrogate: never classified, never run
     assert res[1]["is_error"] and "NUL" in res[1]["content"]  # refused before any policy
     assert list(workdir.iterdir()) == []

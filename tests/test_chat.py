@@ -3,32 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 
 import pexpect
 import pytest
-from conftest import butler_exe, call
+from conftest import call, spawn_butler
 
 APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
 
 
 def spawn(args: list[str], home, cwd, color: bool = False) -> pexpect.spawn:
-    env = {**os.environ, "BUTLER_HOME": str(home), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    if color:
-        env.pop("NO_COLOR", None)
-        env["FORCE_COLOR"] = "1"
-    else:
-        env["NO_COLOR"] = "1"
-    child = pexpect.spawn(
-        butler_exe(),
-        args,
-        cwd=str(cwd),
-        env=env,
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(50, 200),
-    )
+    child = spawn_butler(args, home, cwd, color=color)
     child.expect("you ›")
     return child
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import butler_exe, call
+from conftest import butler_exe, call, tool_results
 
 from butler_cli.core.messages import ToolResultBlock
 from butler_cli.store.parks import ParkStore
@@ -181,12 +181,7 @@ def test_recovery_after_a_crash_mid_action(parked, butler, butler_home, workdir)
     assert r.returncode == 5 and "already approved" in r.stderr
     r = butler("resume", park.stem, "--json")
     assert r.returncode == 0, r.stderr
-    results = [
-        b
-        for m in json.loads(r.stdout)["messages"]
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
+    results = tool_results(r.stdout)
     assert results[-1]["is_error"] and "Outcome unknown" in results[-1]["content"]
     assert not (workdir / "out.txt").exists()
     assert store.load(park.stem).status == "resolved"

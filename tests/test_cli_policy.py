@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import call, json_lines
+from conftest import call, json_lines, tool_results
 
 WRITE = call("write_file", "w1", path="out.txt", content="hi")
 
@@ -40,11 +40,6 @@ def policy_file(tmp_path: Path) -> Path:
     return path
 
 
-def results(stdout: str) -> list[dict]:
-    rep = json_lines(stdout)[0]
-    return [b for m in rep["messages"] for b in m["content"] if b["type"] == "tool_result"]
-
-
 def test_readonly_entry_point_refuses_and_nothing_runs(butler, script, workdir) -> None:
     r = butler(
         "run",
@@ -56,7 +51,7 @@ def test_readonly_entry_point_refuses_and_nothing_runs(butler, script, workdir) 
         "--json",
     )
     assert r.returncode == 0, r.stderr
-    [res] = results(r.stdout)
+    [res] = tool_results(r.stdout)
     assert res["is_error"] and res["content"].startswith("Refused (not run): the readonly policy")
     assert not (workdir / "out.txt").exists()
 
@@ -91,7 +86,7 @@ def test_file_policies_dict_and_class(butler, script, policy_file, attr, expect)
         f"{policy_file}:{attr}",
         "--json",
     )
-    assert results(r.stdout)[0]["content"] == expect
+    assert tool_results(r.stdout)[0]["content"] == expect
 
 
 @pytest.mark.parametrize("attr", ["broken", "garbage"])
@@ -123,7 +118,7 @@ def test_module_attr_policy(butler, script, policy_file) -> None:
         "--json",
         env=env,
     )
-    assert results(r.stdout)[0]["content"] == "Refused (not run): dict says no."
+    assert tool_results(r.stdout)[0]["content"] == "Refused (not run): dict says no."
 
 
 @pytest.mark.parametrize(
@@ -154,7 +149,9 @@ def test_policy_is_recorded_and_asked_again_on_resume(butler, script, workdir, p
     assert shown["context"]["policy"] == "ask"
     r = butler("resume", park_id, "--approve", "--policy", "readonly", "--json")
     assert r.returncode == 0
-    assert results(r.stdout)[-1]["content"].startswith("Refused (not run): the readonly policy")
+    assert tool_results(r.stdout)[-1]["content"].startswith(
+        "Refused (not run): the readonly policy"
+    )
     assert not (workdir / "out.txt").exists()
 
 
@@ -206,7 +203,7 @@ def test_x6_file_tools_refuse_the_butler_home(
         "--json",
     )
     assert r.returncode == 0, r.stderr
-    [res] = results(r.stdout)
+    [res] = tool_results(r.stdout)
     assert res["is_error"] and "butler's own home" in res["content"]
     assert not (butler_home / "parks" / "evil.json").exists()
     assert (butler_home / "audit.jsonl").exists()
@@ -223,7 +220,7 @@ def test_read_file_cannot_read_the_key(butler, script, butler_home) -> None:
         "r",
         "--json",
     )
-    [res] = results(r.stdout)
+    [res] = tool_results(r.stdout)
     key = (butler_home / "park.key").read_text().strip()
     assert res["is_error"] and key not in r.stdout
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import call, json_lines
+from conftest import call, json_lines, tool_results
 
 WRITE_PLAN = call("write_file", "w1", path="plan.txt", content="tea\n")
 
@@ -81,7 +81,7 @@ def test_deny_with_note_reaches_the_model_and_runs_nothing(butler, script, workd
     assert r.returncode == 0
     [rep] = json_lines(r.stdout)
     assert rep["status"] == "done" and rep["text"] == "Left it alone."
-    results = [b for m in rep["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    results = tool_results(r.stdout)
     assert results[-1]["is_error"] and "too risky" in results[-1]["content"]
     assert not (workdir / "plan.txt").exists()
 
@@ -148,7 +148,7 @@ def test_benign_tools_run_inline(butler, script, workdir) -> None:
     r = butler("run", "--model", model, "what do I need?", "--json")
     assert r.returncode == 0, r.stderr
     [rep] = json_lines(r.stdout)
-    results = [b for m in rep["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    results = tool_results(r.stdout)
     assert results[0]["content"] == "buy milk"
     assert "notes.txt" in results[1]["content"]
     assert not any(x["is_error"] for x in results)
@@ -163,12 +163,7 @@ def test_read_file_is_capped_with_a_note(butler, script, workdir) -> None:
         "read",
         "--json",
     )
-    content = [
-        b
-        for m in json_lines(r.stdout)[0]["messages"]
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ][0]["content"]
+    content = tool_results(r.stdout)[0]["content"]
     assert len(content) < 70_000 and "cut at 65536 bytes of 200000" in content
 
 

@@ -12,7 +12,7 @@ import signal
 
 import pexpect
 import pytest
-from conftest import butler_exe, call, json_lines
+from conftest import call, spawn_butler, tool_results
 
 from butler_cli.store.faults import CRASH_ENV, STEPS
 
@@ -32,15 +32,6 @@ def crash(step: str) -> dict[str, str]:
 def the_park(butler) -> str:
     [park] = json.loads(butler("pending", "--json").stdout)
     return park["id"]
-
-
-def results_of(stdout: str) -> list[dict]:
-    return [
-        b
-        for m in json_lines(stdout)[0]["messages"]
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
 
 
 def test_every_step_is_listed_and_each_test_covers_it() -> None:
@@ -101,7 +92,7 @@ def test_resume_killed_at_each_step(step, butler, model, workdir, butler_home) -
         assert again.returncode == 5 and "never runs twice" in again.stderr
     else:
         assert again.returncode == 0, again.stderr
-        assert told in results_of(again.stdout)[-1]["content"]
+        assert told in tool_results(again.stdout)[-1]["content"]
         assert butler("resume", park_id, "--approve").returncode == 5
     want = MARK if after_crash else after_recovery
     assert (out.read_text() if out.exists() else None) == want
@@ -115,21 +106,8 @@ def test_resume_killed_at_each_step(step, butler, model, workdir, butler_home) -
 
 
 def test_chat_decision_killed_then_recovered(butler, model, workdir, butler_home) -> None:
-    env = {
-        **os.environ,
-        "BUTLER_HOME": str(butler_home),
-        "TERM": "xterm",
-        "PROMPT_TOOLKIT_NO_CPR": "1",
-        "NO_COLOR": "1",
-        CRASH_ENV: "decision-written",
-    }
-    child = pexpect.spawn(
-        butler_exe(),
-        ["chat", "--model", model],
-        cwd=str(workdir),
-        env=env,
-        encoding="utf-8",
-        timeout=20,
+    child = spawn_butler(
+        ["chat", "--model", model], butler_home, workdir, **{CRASH_ENV: "decision-written"}
     )
     child.expect("you ›")
     child.sendline("write it")
@@ -162,21 +140,7 @@ def test_a_chat_decision_waits_for_a_resume_holding_the_park(
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         assert butler("resume", park_id, "--approve").returncode == 5
-        env = {
-            **os.environ,
-            "BUTLER_HOME": str(butler_home),
-            "TERM": "xterm",
-            "PROMPT_TOOLKIT_NO_CPR": "1",
-            "NO_COLOR": "1",
-        }
-        child = pexpect.spawn(
-            butler_exe(),
-            ["chat", "--model", model],
-            cwd=str(workdir),
-            env=env,
-            encoding="utf-8",
-            timeout=20,
-        )
+        child = spawn_butler(["chat", "--model", model], butler_home, workdir)
         child.expect("you ›")
         child.sendline(f"/resume {park_id}")
         child.expect(r"Approve\? \[y/n/l/d/s\]")

@@ -7,12 +7,11 @@ from typing import Any
 
 from support import Harness, ListModel, Recorder, say, tool_results, tools, use
 
-from butler_cli.core.loop import LoopConfig, continue_after_decision
-from butler_cli.core.park import OUTCOME_UNKNOWN, Decision, verdicts_from_state
+from butler_cli.core.loop import LoopConfig
+from butler_cli.core.park import OUTCOME_UNKNOWN
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
 from butler_cli.core.verdicts import allow, approve, refuse
-from butler_cli.store.parks import ParkJournal
 
 
 def test_l2_calls_without_tool_use_stop_are_the_final_answer(butler_home: Path) -> None:
@@ -88,30 +87,6 @@ def test_l3_each_governed_call_is_classified_exactly_once(butler_home: Path) -> 
     assert asked == ["a", "b"]
 
 
-def _decided(h: Harness, park_id: str, approved: bool) -> Any:
-    state = h.store.load(park_id)
-    state.status = "decided"
-    state.decision = Decision(approved=approved)
-    h.store.save(state)
-    return state
-
-
-def _recover(h: Harness, park_id: str) -> Any:
-    state = h.store.load(park_id)
-    return continue_after_decision(
-        h.model,
-        h.toolbox,
-        state.messages,
-        state.calls,
-        verdicts_from_state(state),
-        state.approval.call_id,
-        state.decision,
-        ParkJournal(h.store, state),
-        h.config,
-        h.sink(park_id),
-    )
-
-
 def test_x2_started_without_result_is_reported_unknown_never_rerun(butler_home: Path) -> None:
     rec = Recorder()
     model = ListModel(
@@ -119,14 +94,14 @@ def test_x2_started_without_result_is_reported_unknown_never_rerun(butler_home: 
     )
     h = Harness(butler_home, model, [rec.echo_toolset(), rec.gate()])
     park_id = h.run().park_id
-    state = _decided(h, park_id, True)
+    state = h.decide(park_id, {"approved": True})
     # the process died after echo's result and while delete_agent was running
     state.started.extend(["e1", "d1"])
     from butler_cli.core.messages import ToolResultBlock
 
     state.results["e1"] = ToolResultBlock(tool_use_id="e1", content="echoed a")
     h.store.save(state)
-    out = _recover(h, park_id)
+    out = h.carry_on(park_id)
     assert rec.ran == []  # neither ran again
     assert [r["content"] for r in tool_results(out)] == ["echoed a", OUTCOME_UNKNOWN]
     assert h.store.load(park_id).status == "resolved"
@@ -137,8 +112,8 @@ def test_x2_decided_but_never_started_runs_once_on_recovery(butler_home: Path) -
     model = ListModel([tools(use("delete_agent", "d1", handle="m")), say("k")])
     h = Harness(butler_home, model, [rec.gate()])
     park_id = h.run().park_id
-    _decided(h, park_id, True)
-    _recover(h, park_id)
+    h.decide(park_id, {"approved": True})
+    h.carry_on(park_id)
     assert rec.names() == ["delete_agent"]
     state = h.store.load(park_id)
     assert state.started == ["d1"] and state.results["d1"].content == "deleted m"

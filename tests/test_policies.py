@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from conftest import butler_exe, call, json_lines
+from conftest import call, spawn_butler, tool_results
 
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.policy.settings import PolicySettings
@@ -126,12 +126,7 @@ def test_a_third_party_policy_is_found_and_used_by_name(
         "--json",
     )
     assert r.returncode == 0, r.stderr
-    res = [
-        b
-        for m in json_lines(r.stdout)[0]["messages"]
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
+    res = tool_results(r.stdout)
     assert res[0]["content"] == "Refused (not run): ACME policy: nothing is ever deleted."
     assert (workdir / "n.md").read_text() == "hi"
 
@@ -285,12 +280,7 @@ def test_the_rule_file_is_off_limits_wherever_it_lives(butler, script, tmp_path,
         "--yes-safe",
         "--json",
     )
-    res = [
-        b
-        for m in json_lines(r.stdout)[0]["messages"]
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
+    res = tool_results(r.stdout)
     assert res[0]["is_error"] and "active policy file" in res[0]["content"]
     assert rules.read_text().startswith("[[rule]]")
 
@@ -313,12 +303,7 @@ def test_tier_shows_in_pending_and_resume_uses_the_recorded_file(
         ).replace('widen = { path = "glob:drafts/*.txt" }\n', "")
     )
     r = butler("resume", park["id"], "--approve", "--json")  # X4: asked again, with the same file
-    res = [
-        b
-        for m in json_lines(r.stdout)[0]["messages"]
-        for b in m["content"]
-        if b["type"] == "tool_result"
-    ]
+    res = tool_results(r.stdout)
     assert res[-1]["content"].startswith("Refused (not run): forbidden")
     assert not (workdir / "a.txt").exists()
 
@@ -327,22 +312,8 @@ APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
 
 
 def chat(home: Path, cwd: Path, model: str, rules: Path) -> pexpect.spawn:
-    env = {
-        **os.environ,
-        "BUTLER_HOME": str(home),
-        "TERM": "xterm",
-        "PROMPT_TOOLKIT_NO_CPR": "1",
-        "NO_COLOR": "1",
-    }
-    child = pexpect.spawn(
-        butler_exe(),
-        ["chat", "--model", model, "--policy", "tiered", "--policy-file", str(rules)],
-        cwd=str(cwd),
-        env=env,
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(50, 220),
-    )
+    args = ["chat", "--model", model, "--policy", "tiered", "--policy-file", str(rules)]
+    child = spawn_butler(args, home, cwd)
     child.expect("you ›")
     return child
 

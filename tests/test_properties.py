@@ -19,9 +19,7 @@ from hypothesis import strategies as st
 from support import Harness, ListModel, say, tools
 
 from butler_cli.core.gate import Gate
-from butler_cli.core.loop import continue_after_decision
 from butler_cli.core.messages import ToolUseBlock
-from butler_cli.core.park import read_decision, verdicts_from_state
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
 from butler_cli.core.verdicts import allow, approve, refuse
 from butler_cli.store.parks import ParkJournal
@@ -113,44 +111,21 @@ def test_the_gate_holds(
         while outcome.status == "parked":
             STATS["parks"] += 1
             park_id = outcome.park_id
-            state = h.store.load(park_id)
+            state = h.decide(park_id, decisions[step % 3])
             shown.add(state.approval.call_id)
-            decision = read_decision(decisions[step % 3])
-            (approved_ids if decision.approved else denied_ids).add(state.approval.call_id)
-            state.status, state.decision = "decided", decision
-            h.store.save(state)
-            args = (
-                model,
-                h.toolbox,
-                state.messages,
-                state.calls,
-                verdicts_from_state(state),
-                state.approval.call_id,
-                decision,
-            )
+            approved = state.decision is not None and state.decision.approved
+            (approved_ids if approved else denied_ids).add(state.approval.call_id)
             budget = crash_after[step % 3]
             try:
-                journal = (
-                    CrashingJournal(h.store, state, budget)
-                    if budget
-                    else ParkJournal(h.store, state)
-                )
-                outcome = continue_after_decision(*args, journal, h.config, h.sink(park_id))
+                if budget:
+                    outcome = h.carry_on(
+                        park_id, lambda st, sv, b=budget: CrashingJournal(st, sv, b)
+                    )
+                else:
+                    outcome = h.carry_on(park_id)
             except Crash:
-                state = h.store.load(park_id)  # a fresh process: only what was saved
-                assert state.status == "decided"
-                args = (
-                    model,
-                    h.toolbox,
-                    state.messages,
-                    state.calls,
-                    verdicts_from_state(state),
-                    state.approval.call_id,
-                    state.decision,
-                )
-                outcome = continue_after_decision(
-                    *args, ParkJournal(h.store, state), h.config, h.sink(park_id)
-                )
+                assert h.store.load(park_id).status == "decided"
+                outcome = h.carry_on(park_id)  # a fresh process: only what was saved
             step += 1
 
     assert outcome.status == "done"

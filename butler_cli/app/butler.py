@@ -31,7 +31,6 @@ from butler_cli.core.park import (
     Decision,
     ParkState,
     RunContext,
-    dump_verdicts,
     read_decision,
     verdicts_from_state,
 )
@@ -195,17 +194,7 @@ class Butler:
 
     def _park_sink(self, task: str, parent: str | None) -> ParkSink:
         def sink(draft: ParkDraft) -> str:
-            state = ParkState(
-                id=self.store.new_id(),
-                created_at=now_iso(),
-                parent=parent,
-                context=self.context(task),
-                messages=draft.messages,
-                calls=draft.calls,
-                approval=draft.approval,
-                verdicts=dump_verdicts(draft.verdicts),
-                results=draft.answered,
-            )
+            state = draft.to_state(self.store.new_id(), now_iso(), self.context(task), parent)
             self.store.save(state)  # on disk before anyone is asked (X1)
             crash_point("park-written")
             return state.id

@@ -17,7 +17,10 @@ from butler_cli.core.park import (
     Approval,
     Decision,
     Journal,
+    ParkState,
+    RunContext,
     answer_parked_round,
+    dump_verdicts,
     refused_message,
     results_message,
 )
@@ -54,6 +57,22 @@ class ParkDraft:
     verdicts: dict[str, Verdict]
     #: Calls already answered (malformed ones): saved as results, so a resume never runs them.
     answered: dict[str, ToolResultBlock] = field(default_factory=dict)
+
+    def to_state(
+        self, park_id: str, created_at: str, context: RunContext, parent: str | None
+    ) -> ParkState:
+        """The park record for this round, ready to be written (P2)."""
+        return ParkState(
+            id=park_id,
+            created_at=created_at,
+            parent=parent,
+            context=context,
+            messages=self.messages,
+            calls=self.calls,
+            approval=self.approval,
+            verdicts=dump_verdicts(self.verdicts),
+            results=self.answered,
+        )
 
 
 #: Saves a parked round durably and returns its id; called before anyone is asked (X1).
