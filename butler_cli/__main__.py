@@ -1,3 +1,3 @@
-from butler_cli.cli.main import main
+from butler_cli.cli.entry import main
 
 main()

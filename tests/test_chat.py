@@ -189,3 +189,19 @@ def test_memory_commands_freeze_within_the_session(butler_home, workdir, butler,
     child.expect("you ›")
     assert leave(child) == 0
     assert "Miso" not in butler("memory", "list").stdout
+
+
+def test_plain_butler_opens_the_chat(butler_home, workdir, butler, script) -> None:
+    model = script(
+        {"tool_calls": [call("write_file", "w", path="x.txt", content="x")]}, {"text": "ok"}
+    )
+    child = spawn_butler([], butler_home, workdir, BUTLER_MODEL=model)
+    child.expect("you ›")
+    child.sendline("write")
+    child.expect(r"write_file.*— parked \([a-z0-9]{8}\)")  # one line per call, with its outcome
+    child.expect(APPROVE)
+    child.sendline("l")
+    child.expect("you ›")
+    assert leave(child) == 0
+    r = butler()  # no terminal: a usage error, nothing starts
+    assert r.returncode == 2 and "needs a terminal" in r.stderr

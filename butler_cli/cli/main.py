@@ -1,8 +1,6 @@
-"""The ``butler`` command: the typer app, its commands, and the one place errors are printed."""
+"""The ``butler`` typer app and its commands (the entry point is ``butler_cli.cli.entry``)."""
 
 from __future__ import annotations
-
-import sys
 
 import typer
 
@@ -40,17 +38,3 @@ def _root(ctx: typer.Context) -> None:
     """Plain `butler` opens the chat."""
     if ctx.invoked_subcommand is None:
         chat.chat()
-
-
-def main() -> None:
-    """Entry point: run the app; a ButlerError becomes one line on stderr and its exit code."""
-    from butler_cli.core.errors import ButlerError
-
-    try:
-        app()
-    except ButlerError as exc:
-        print(f"butler: {exc.message}", file=sys.stderr)
-        sys.exit(int(exc.exit_code))
-    except KeyboardInterrupt:
-        print("butler: interrupted", file=sys.stderr)
-        sys.exit(130)

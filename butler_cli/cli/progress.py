@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -12,6 +13,7 @@ from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.park import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
+from butler_cli.core.verdicts import Verdict
 
 
 class Progress(LoopObserver):
@@ -34,6 +36,15 @@ class Progress(LoopObserver):
         if self._status is not None:
             self._status.stop()
             self._status = None
+
+    def round_classified(
+        self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
+    ) -> None:
+        if park_id is None:
+            return
+        for call in calls:  # nothing in a parked round has run
+            title = escape(default_title(call.name, dict(call.input)))
+            self.console.print(f"  [cyan]⏸[/cyan] {title} — parked ({park_id})")
 
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
         mark, word = outcome_label(result)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
+from butler_cli.repl.markup import escape
 
 if TYPE_CHECKING:
     from butler_cli.repl.session import ChatRepl

@@ -1,24 +1,23 @@
 """The chat loop: read a line, run a turn through the core, render, ask on parks.
 
-Start-up is kept short: the first prompt is drawn with only prompt-toolkit and rich loaded;
-the butler (model, policy, tools, the pydantic models) is built on a thread while the person
-types, and collected on first use.
+Start-up is kept short: the first prompt is drawn with only prompt-toolkit loaded (rich and
+the rest come after); the butler (model, policy, tools, the pydantic models) is built on a
+thread while the person types, and collected on first use.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-
 from butler_cli.app.deferred import Deferred
 from butler_cli.core.errors import ButlerError
 from butler_cli.repl.commands import COMMANDS, dispatch
 from butler_cli.repl.input import answer_input, chat_input
+from butler_cli.repl.markup import escape
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+    from rich.console import Console
 
     from butler_cli.app.butler import Butler
     from butler_cli.app.chat import Answer, Conversation
@@ -31,24 +30,36 @@ if TYPE_CHECKING:
 def _build(opts: RunOptions) -> tuple[Butler, Conversation, Progress]:
     from butler_cli.app.butler import Butler
     from butler_cli.app.chat import Conversation
+    from butler_cli.cli.render import out
     from butler_cli.core.grants import GrantBook
     from butler_cli.repl.progress import ChatProgress
 
     butler = Butler.build(opts, grants=GrantBook())  # grants live in this session only
-    return butler, Conversation(butler, opts), ChatProgress(Console())
+    return butler, Conversation(butler, opts), ChatProgress(out())
 
 
 class ChatRepl:
-    def __init__(self, opts: RunOptions, home_dir: str, console: Console, banner: str) -> None:
+    def __init__(
+        self, opts: RunOptions, home_dir: str, banner: str, console: Console | None = None
+    ) -> None:
         self.opts = opts
         self.home_dir = home_dir
-        self.console = console
+        self._console = console
         self.banner = banner
         self.running = True
         self._ready: Deferred[tuple[Butler, Conversation, Progress]] = Deferred(
             lambda: _build(opts)
         )
         self._answers: PromptSession[str] | None = None  # made on the first approval
+
+    @property
+    def console(self) -> Console:
+        """rich's console, made on first use (after the first prompt is up)."""
+        if self._console is None:
+            from butler_cli.cli.render import out
+
+            self._console = out()
+        return self._console
 
     # -- the parts built in the background ---------------------------------------------------
     @property
@@ -68,12 +79,12 @@ class ChatRepl:
         from pathlib import Path
 
         session = chat_input(Path(self.home_dir), list(COMMANDS))
-        self.console.print(
-            f"[bold]butler[/bold] · model {escape(self.opts.model or '')} · "
-            f"policy {escape(self.opts.policy or 'ask')} · /help for commands, Ctrl-D to leave"
+        print(  # plain print: rich is not loaded yet, so the prompt comes sooner
+            f"butler · model {self.opts.model or ''} · policy {self.opts.policy or 'ask'} · "
+            "/help for commands, Ctrl-D to leave"
         )
         if self.banner:
-            self.console.print(self.banner)
+            print(self.banner)
         while self.running:
             try:
                 line = session.prompt("you › ", pre_run=self._ready.start)

@@ -1,0 +1,41 @@
+"""Starting the chat: shared by `butler chat`/`butler demo` and the typer-free fast path."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+DEMO_BANNER = (
+    "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
+    "and press Enter; it will run a benign tool, then ask before changing a file."
+)
+
+
+def demo_model() -> str:
+    from importlib.resources import files
+
+    return f"scripted:{files('butler_cli.demo').joinpath('demo.json')}"
+
+
+def start_chat(
+    model: str | None,
+    policy: str | None = None,
+    max_rounds: int | None = None,
+    system: str | None = None,
+    profile: str | None = None,
+    policy_file: str | None = None,
+    banner: str = "",
+) -> None:
+    from butler_cli.app.options import MODEL_ENV, RunOptions
+    from butler_cli.core.errors import UsageError
+    from butler_cli.repl.session import ChatRepl
+    from butler_cli.store.files import butler_home
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the chat needs a terminal; for scripts use `butler run`")
+    model = model or os.environ.get(MODEL_ENV)
+    if not model:
+        raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
+    # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
+    opts = RunOptions(model, policy, system, max_rounds, True, profile, policy_file)
+    ChatRepl(opts, str(butler_home()), banner).run()
