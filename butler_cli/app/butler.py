@@ -5,12 +5,12 @@ The one place that knows every layer; the CLI calls one function here per comman
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from butler_cli.app.config import load_config, with_defaults
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ParkError, UsageError
@@ -106,6 +106,7 @@ class Butler:
         cwd: Path,
         memory: MemoryStore,
         policy_file: Path | None = None,
+        base_url: str | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -116,6 +117,7 @@ class Butler:
         self.cwd = cwd
         self.memory = memory
         self.policy_file = policy_file
+        self.base_url = base_url
         self.persona = config.system
         # F4: the block is composed once for this session; `remember` does not change it.
         self.block = render_block(*memory.block_candidates())
@@ -136,8 +138,13 @@ class Butler:
         home: Path | None = None,
         grants: GrantBook | None = None,
     ) -> Butler:
-        """Resolve model and policy up front: a bad one is a usage error before anything runs."""
-        model = opts.model or os.environ.get(MODEL_ENV)
+        """Resolve model and policy up front: a bad one is a usage error before anything runs.
+
+        Flags win, then the environment, then the config file, then the defaults.
+        """
+        settings = load_config()
+        opts = with_defaults(opts, settings)
+        model = opts.model
         if not model:
             raise UsageError(
                 "no model chosen: pass --model (e.g. --model scripted:examples/plan.json) "
@@ -148,7 +155,7 @@ class Butler:
             raise UsageError("--max-rounds must be at least 1")
         home = home or butler_home()
         memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
-        provider = resolve_model(model)
+        provider = resolve_model(model, opts.base_url, settings.providers)
         policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
         policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
         config = LoopConfig(
@@ -166,6 +173,7 @@ class Butler:
             (cwd or Path.cwd()).absolute(),
             memory,
             policy_file,
+            opts.base_url,
         )
 
     def context(self, task: str) -> RunContext:
@@ -178,6 +186,7 @@ class Butler:
             cwd=str(self.cwd),
             profile=self.memory.profile,
             policy_file=str(self.policy_file) if self.policy_file else None,
+            base_url=self.base_url,
         )
 
     def summarize(self, prompt: str) -> str:

@@ -22,6 +22,7 @@ class RunOptions:
     yes_safe: bool = False
     profile: str | None = None
     policy_file: str | None = None
+    base_url: str | None = None
 
     def over(self, context: RunContext) -> RunOptions:
         """These options, falling back to what a park recorded."""
@@ -33,4 +34,5 @@ class RunOptions:
             max_rounds=self.max_rounds or context.max_rounds,
             profile=self.profile or context.profile,
             policy_file=self.policy_file or context.policy_file,
+            base_url=self.base_url or context.base_url,
         )

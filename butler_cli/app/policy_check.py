@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from butler_cli.app.config import load_config, with_defaults
 from butler_cli.app.options import RunOptions
 from butler_cli.core.errors import UsageError
 from butler_cli.core.toolsets import Toolbox
@@ -28,6 +29,7 @@ class Checker:
 
     @classmethod
     def build(cls, opts: RunOptions) -> Checker:
+        opts = with_defaults(opts, load_config())
         home = butler_home()
         policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
         policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))

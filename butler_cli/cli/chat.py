@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from butler_cli.cli.options import MaxRounds, Model, Policy, PolicyFile, Profile, System
+from butler_cli.cli.options import (
+    BaseUrl,
+    MaxRounds,
+    Model,
+    Policy,
+    PolicyFile,
+    Profile,
+    System,
+)
 
 
 def chat(
@@ -12,12 +20,13 @@ def chat(
     system: System = None,
     profile: Profile = None,
     policy_file: PolicyFile = None,
+    base_url: BaseUrl = None,
 ) -> None:
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
     n deny (with a note), l later (stays parked), d details, s approve for the session."""
     from butler_cli.repl.start import start_chat
 
-    start_chat(model, policy, max_rounds, system, profile, policy_file)
+    start_chat(model, policy, max_rounds, system, profile, policy_file, base_url=base_url)
 
 
 def demo(policy: Policy = None, profile: Profile = None, policy_file: PolicyFile = None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from butler_cli.cli import chat, memory, parks, policy, resume, run
+from butler_cli.cli import chat, config, memory, parks, policy, resume, run
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -31,6 +31,7 @@ app.command("pending")(parks.pending)
 app.command("show")(parks.show)
 app.add_typer(memory.app, name="memory")
 app.add_typer(policy.app, name="policy")
+app.add_typer(config.app, name="config")
 
 
 @app.callback()

@@ -52,6 +52,14 @@ PolicyFile = Annotated[
         show_default=False,
     ),
 ]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="Server for the model's provider, e.g. http://127.0.0.1:8080/v1. Recorded in parks.",
+        show_default=False,
+    ),
+]
 Profile = Annotated[
     str | None,
     typer.Option(

@@ -20,10 +20,12 @@ _CODES = {"allow": 0, "approve": 3, "refuse": 4}
 @app.command("list")
 def list_(policy: Policy = None, json_out: Json = False) -> None:
     """Installed policies (the butler.policies entry points) and which one is active."""
+    from butler_cli.app.config import load_config, with_defaults
+    from butler_cli.app.options import RunOptions
     from butler_cli.cli import render
     from butler_cli.policy.loader import DEFAULT_POLICY, installed_policies
 
-    active = policy or DEFAULT_POLICY
+    active = with_defaults(RunOptions(policy=policy), load_config()).policy or DEFAULT_POLICY
     rows = [
         {
             "name": ep.name,

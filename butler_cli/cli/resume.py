@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
 
 from butler_cli.cli.options import (
+    BaseUrl,
     Json,
     MaxRounds,
     Model,
@@ -36,6 +37,7 @@ def resume(
     yes_safe: YesSafe = False,
     profile: Profile = None,
     policy_file: PolicyFile = None,
+    base_url: BaseUrl = None,
     json_out: Json = False,
 ) -> None:
     """Record your decision on a parked task, then continue it (same output as `run`).
@@ -63,7 +65,7 @@ def resume(
                     "nothing was changed"
                 )
             decision, note = _ask(state, note)
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file)
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     observer = None if json_out else Progress(render.err())
     rep = resume_park(park_id, decision, note, opts, observer)
     render.report(rep, json_out)

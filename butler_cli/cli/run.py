@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from butler_cli.cli.options import (
+    BaseUrl,
     Json,
     MaxRounds,
     Model,
@@ -43,6 +44,7 @@ def run(
     yes_safe: YesSafe = False,
     profile: Profile = None,
     policy_file: PolicyFile = None,
+    base_url: BaseUrl = None,
     json_out: Json = False,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
@@ -57,7 +59,7 @@ def run(
     all_tasks = list(tasks or []) + (_read_tasks(tasks_file) if tasks_file else [])
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file)
+    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     console = render.err()
 
     def observer_for(i: int, task: str) -> Progress | None:

@@ -182,7 +182,7 @@ def run_loop(
             convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
             return LoopOutcome("limit", text, convo, rounds, usage=usage)
         rounds += 1
-        calls, answered = vet_calls(list(response.tool_calls))
+        calls, answered = vet_calls(list(response.tool_calls), response.malformed)
         convo.append(_assistant_turn(response.text, calls))
         verdicts = {
             c.id: classify_call(toolbox, c, config)

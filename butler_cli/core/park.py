@@ -80,6 +80,7 @@ class RunContext(BaseModel):
     cwd: str = ""
     profile: str = "default"
     policy_file: str | None = None
+    base_url: str | None = None
 
 
 class ParkState(BaseModel):

@@ -7,7 +7,7 @@ conversation: the request holds a reference to the loop's own message list.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -54,6 +54,9 @@ class ModelResponse:
     tool_calls: Sequence[ToolUseBlock] = ()
     stop_reason: StopReason = "end_turn"
     usage: Usage = field(default_factory=Usage)
+    #: Calls the provider could not read (bad JSON in the arguments, say): id → what is wrong.
+    #: They are answered with an error result and never run.
+    malformed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def is_tool_round(self) -> bool:

@@ -9,6 +9,7 @@ no arguments, so the conversation and any park stay writable. Text is repaired, 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock, error_result
@@ -58,13 +59,16 @@ def _depth(value: Any) -> int:
 
 
 def vet_calls(
-    calls: list[ToolUseBlock],
+    calls: list[ToolUseBlock], known: Mapping[str, str] | None = None
 ) -> tuple[list[ToolUseBlock], dict[str, ToolResultBlock]]:
-    """The calls as they may be kept, and the error results of the malformed ones."""
+    """The calls as they may be kept, and the error results of the malformed ones.
+
+    ``known``: problems the provider already found (id → what is wrong).
+    """
     kept: list[ToolUseBlock] = []
     refused: dict[str, ToolResultBlock] = {}
     for call in calls:
-        problem = problem_with(call.input)
+        problem = (known or {}).get(call.id) or problem_with(call.input)
         if problem is None:
             kept.append(call)
             continue

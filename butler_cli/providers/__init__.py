@@ -1,33 +1,96 @@
-"""Model providers, resolved from a model string ``<provider>:<target>`` by a lookup table."""
+"""Model providers, resolved from ``<provider>:<model>`` by a lookup table of small kinds.
+
+The scripted model is for offline runs and tests; the remote kinds pair a wire-format adapter
+with where it is served (base URL) and which environment variable holds its key. SDKs are
+imported only when a remote model is actually called.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.provider import Provider
+from butler_cli.providers.remote import Endpoint
 
 
-def _scripted(target: str) -> Provider:
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Per-provider settings from the config file: a base URL and the *name* of the key's
+    environment variable (never a key)."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+def _scripted(model: str, base_url: str | None, settings: ProviderSettings) -> Provider:
     from butler_cli.providers.scripted import ScriptedProvider
 
-    return ScriptedProvider.from_target(target)
+    return ScriptedProvider.from_target(model)
 
 
-#: provider name → factory taking the part after the colon. Factories import lazily.
-PROVIDERS: dict[str, Callable[[str], Provider]] = {
+def _openai_chat(endpoint: Endpoint) -> Provider:
+    from butler_cli.providers.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel(endpoint)
+
+
+def _anthropic(endpoint: Endpoint) -> Provider:
+    from butler_cli.providers.anthropic_messages import AnthropicModel
+
+    return AnthropicModel(endpoint)
+
+
+@dataclass(frozen=True)
+class RemoteKind:
+    """A remote provider: its adapter, where it is served by default, which variable holds
+    its key, and whether it must have a base URL."""
+
+    name: str
+    adapter: Callable[[Endpoint], Provider]
+    base_url: str | None
+    key_env: str | None
+    key_required: bool
+    needs_base_url: bool = False
+
+    def build(self, model: str, base_url: str | None, settings: ProviderSettings) -> Provider:
+        if not model:
+            raise UsageError(f"name a model: --model {self.name}:<model>")
+        url = base_url or settings.base_url or self.base_url
+        if self.needs_base_url and not url:
+            raise UsageError(f"{self.name} needs a server: add --base-url http://host:port/v1")
+        key_env = settings.api_key_env or self.key_env
+        return self.adapter(Endpoint(self.name, model, url, key_env, self.key_required))
+
+
+REMOTE = (
+    RemoteKind("openai", _openai_chat, None, "OPENAI_API_KEY", True),
+    RemoteKind("anthropic", _anthropic, None, "ANTHROPIC_API_KEY", True),
+    RemoteKind("ollama", _openai_chat, "http://localhost:11434/v1", None, False),
+    RemoteKind(
+        "openai-compatible", _openai_chat, None, "OPENAI_API_KEY", False, needs_base_url=True
+    ),
+)
+#: provider name → factory(model, base_url, settings). The one place a provider is chosen.
+PROVIDERS: dict[str, Callable[[str, str | None, ProviderSettings], Provider]] = {
     "scripted": _scripted,
+    **{kind.name: kind.build for kind in REMOTE},
 }
 
 
-def resolve_model(spec: str) -> Provider:
+def resolve_model(
+    spec: str,
+    base_url: str | None = None,
+    settings: Mapping[str, ProviderSettings] | None = None,
+) -> Provider:
     """Build the provider for ``spec``; an unknown provider is a usage error listing the known."""
     name, sep, target = spec.partition(":")
     factory = PROVIDERS.get(name) if sep else None
     if factory is None:
         known = ", ".join(f"{n}:..." for n in PROVIDERS)
         raise UsageError(f"unknown model '{spec}'; known providers: {known}")
-    return factory(target)
+    return factory(target, base_url, (settings or {}).get(name, ProviderSettings()))
 
 
 def model_spec_of(provider: Provider, given: str) -> str:

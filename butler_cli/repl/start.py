@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 DEMO_BANNER = (
@@ -25,7 +24,9 @@ def start_chat(
     profile: str | None = None,
     policy_file: str | None = None,
     banner: str = "",
+    base_url: str | None = None,
 ) -> None:
+    from butler_cli.app.config import load_config, with_defaults
     from butler_cli.app.options import MODEL_ENV, RunOptions
     from butler_cli.core.errors import UsageError
     from butler_cli.repl.session import ChatRepl
@@ -33,9 +34,9 @@ def start_chat(
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
-    model = model or os.environ.get(MODEL_ENV)
-    if not model:
-        raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
     # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
-    opts = RunOptions(model, policy, system, max_rounds, True, profile, policy_file)
+    opts = RunOptions(model, policy, system, max_rounds, True, profile, policy_file, base_url)
+    opts = with_defaults(opts, load_config())
+    if not opts.model:
+        raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
     ChatRepl(opts, str(butler_home()), banner).run()

@@ -1,0 +1,149 @@
+"""The config file: defaults a person sets once. Flags > environment > this file > defaults.
+
+TOML at ``$BUTLER_HOME/config.toml`` when BUTLER_HOME is set, else the platform's user config
+dir. It holds no secrets: for each provider a base URL and the *name* of the environment
+variable with its key. A malformed file is reported with its line and never rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from butler_cli.app.options import MODEL_ENV, RunOptions
+from butler_cli.core.errors import UsageError
+from butler_cli.providers import ProviderSettings
+from butler_cli.store.files import HOME_ENV, write_atomic
+
+CONFIG_FILE = "config.toml"
+TOP_KEYS = {"model": str, "policy": str, "max_rounds": int, "system": str}
+PROVIDER_KEYS = {"base_url", "api_key_env"}
+ENV = {
+    "model": MODEL_ENV,
+    "policy": "BUTLER_POLICY",
+    "max_rounds": "BUTLER_MAX_ROUNDS",
+    "system": "BUTLER_SYSTEM",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    values: dict[str, Any] = field(default_factory=dict)
+    providers: dict[str, ProviderSettings] = field(default_factory=dict)
+
+
+def config_path() -> Path:
+    home = os.environ.get(HOME_ENV)
+    if home:
+        return Path(home).expanduser().absolute() / CONFIG_FILE
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("butler", appauthor=False)) / CONFIG_FILE
+
+
+def load_config(path: Path | None = None) -> Config:
+    path = path or config_path()
+    raw = _read(path)
+    values: dict[str, Any] = {}
+    providers: dict[str, ProviderSettings] = {}
+    for key, value in raw.items():
+        if key == "providers":
+            if not isinstance(value, dict):
+                raise _bad(path, "[providers] must be a table of provider tables")
+            for name, table in value.items():
+                if (
+                    not isinstance(table, dict)
+                    or set(table) - PROVIDER_KEYS
+                    or not all(isinstance(v, str) for v in table.values())
+                ):
+                    raise _bad(
+                        path, f"[providers.{name}] takes only base_url and api_key_env (strings)"
+                    )
+                providers[name] = ProviderSettings(table.get("base_url"), table.get("api_key_env"))
+        elif key in TOP_KEYS:
+            if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
+                raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
+            values[key] = value
+        else:
+            raise _bad(
+                path, f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, 'providers'])}"
+            )
+    return Config(values, providers)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"config file {path} cannot be read: {exc}") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config file {path} is malformed: {exc} (it was left as it is)") from exc
+
+
+def _bad(path: Path, what: str) -> UsageError:
+    return UsageError(f"config file {path}: {what} (it was left as it is)")
+
+
+def with_defaults(opts: RunOptions, config: Config) -> RunOptions:
+    """Fill what the flags left open: the environment first, then the config file."""
+    filled: dict[str, Any] = {}
+    for key, env in ENV.items():
+        if getattr(opts, key) is not None:
+            continue
+        from_env = os.environ.get(env)
+        if from_env:
+            if key == "max_rounds":
+                if not from_env.isdigit():
+                    raise UsageError(f"{env} must be a whole number, not {from_env!r}")
+                filled[key] = int(from_env)
+            else:
+                filled[key] = from_env
+        elif key in config.values:
+            filled[key] = config.values[key]
+    return replace(opts, **filled)
+
+
+def set_value(key: str, value: str, path: Path | None = None) -> Path:
+    """Set one key (``model``, ``providers.openai.base_url``…) and write the file, 0600."""
+    path = path or config_path()
+    config = load_config(path)  # a malformed file is refused, never overwritten
+    values = dict(config.values)
+    providers = dict(config.providers)
+    parts = key.split(".")
+    if len(parts) == 1 and key in TOP_KEYS:
+        if TOP_KEYS[key] is int:
+            if not value.isdigit():
+                raise UsageError(f"{key} must be a whole number")
+            values[key] = int(value)
+        else:
+            values[key] = value
+    elif len(parts) == 3 and parts[0] == "providers" and parts[2] in PROVIDER_KEYS:
+        current = providers.get(parts[1], ProviderSettings())
+        providers[parts[1]] = replace(current, **{parts[2]: value})
+    else:
+        raise UsageError(
+            f"unknown key '{key}'; use one of {', '.join(TOP_KEYS)}, "
+            "providers.<name>.base_url, providers.<name>.api_key_env"
+        )
+    write_atomic(path, dump(Config(values, providers)).encode("utf-8"))
+    return path
+
+
+def dump(config: Config) -> str:
+    import json
+
+    lines = [f"{k} = {json.dumps(v)}" for k, v in config.values.items()]
+    for name, p in sorted(config.providers.items()):
+        lines += ["", f"[providers.{json.dumps(name)}]"]
+        if p.base_url is not None:
+            lines.append(f"base_url = {json.dumps(p.base_url)}")
+        if p.api_key_env is not None:
+            lines.append(f"api_key_env = {json.dumps(p.api_key_env)}")
+    return "\n".join(lines) + "\n"

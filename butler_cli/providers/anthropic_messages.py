@@ -1,0 +1,127 @@
+"""Anthropic Messages: the wire format, spoken through the official SDK, streamed.
+
+Our message blocks are already this API's blocks, so the mapping is mostly a dump; tool-call
+arguments arrive as ``input_json_delta`` pieces and are parsed once the block stops.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from butler_cli.core.messages import ToolUseBlock
+from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
+from butler_cli.providers.remote import Endpoint, Notice, mark_started, with_retries
+
+DEFAULT_MAX_TOKENS = 4096
+_STOP: dict[str, StopReason] = {
+    "tool_use": "tool_use",
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+
+
+def to_wire(
+    request: ModelRequest, model: str, max_tokens: int = DEFAULT_MAX_TOKENS
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": [m.model_dump(mode="json") for m in request.messages],
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    return body
+
+
+def read_events(events: Any) -> ModelResponse:
+    """Assemble a streamed message: text deltas, tool_use blocks with JSON deltas, usage."""
+    text: list[str] = []
+    blocks: dict[int, dict[str, Any]] = {}
+    stop: str | None = None
+    usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    started = False
+    try:
+        for event in events:
+            started = True
+            kind = getattr(event, "type", "")
+            if kind == "message_start":
+                u = event.message.usage
+                usage["input"] = getattr(u, "input_tokens", 0) or 0
+                usage["cache_read"] = getattr(u, "cache_read_input_tokens", 0) or 0
+                usage["cache_write"] = getattr(u, "cache_creation_input_tokens", 0) or 0
+                usage["output"] = getattr(u, "output_tokens", 0) or 0
+            elif kind == "content_block_start":
+                block = event.content_block
+                if block.type == "tool_use":
+                    blocks[event.index] = {"id": block.id, "name": block.name, "json": []}
+            elif kind == "content_block_delta":
+                delta = event.delta
+                if delta.type == "text_delta":
+                    text.append(delta.text)
+                elif delta.type == "input_json_delta" and event.index in blocks:
+                    blocks[event.index]["json"].append(delta.partial_json)
+            elif kind == "message_delta":
+                stop = getattr(event.delta, "stop_reason", None) or stop
+                out = getattr(getattr(event, "usage", None), "output_tokens", None)
+                if out:
+                    usage["output"] = out
+    except Exception as exc:
+        if started:
+            mark_started(exc)
+        raise
+    calls: list[ToolUseBlock] = []
+    malformed: dict[str, str] = {}
+    for index in sorted(blocks):
+        block = blocks[index]
+        raw = "".join(block["json"]) or "{}"
+        try:
+            args = json.loads(raw)
+            if not isinstance(args, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            args, malformed[block["id"]] = {}, f"bad JSON in the arguments ({exc})"
+        calls.append(ToolUseBlock(id=block["id"], name=block["name"], input=args))
+    return ModelResponse(
+        "".join(text),
+        calls,
+        _STOP.get(stop or "", "end_turn"),
+        Usage(usage["input"], usage["output"], usage["cache_read"], usage["cache_write"]),
+        malformed,
+    )
+
+
+class AnthropicModel:
+    """A model behind the Anthropic Messages API (``anthropic:``)."""
+
+    def __init__(self, endpoint: Endpoint, notice: Callable[[str], None] | None = None) -> None:
+        self.endpoint = endpoint
+        self.spec = f"{endpoint.provider}:{endpoint.model}"
+        self._key = endpoint.key()
+        self._notice = notice or Notice()
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            self._client = anthropic.Anthropic(
+                api_key=self._key, base_url=self.endpoint.base_url, max_retries=0, timeout=120
+            )
+        return self._client
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        body = to_wire(request, self.endpoint.model)
+
+        def call() -> ModelResponse:
+            return read_events(self.client().messages.create(stream=True, **body))
+
+        return with_retries(call, self.endpoint, self._notice)

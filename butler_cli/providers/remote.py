@@ -1,0 +1,154 @@
+"""What the real providers share: keys, base URLs, error mapping and rate-limit retries.
+
+Adapters (wire formats) live in their own modules; this holds the provider side — the client's
+key, base URL and how its failures become one clear line. Both official SDKs name their
+exceptions alike (AuthenticationError, NotFoundError, RateLimitError, APIConnectionError…), so
+one mapping serves both. Keys are read from the environment and never stored anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from butler_cli.core.errors import ModelError, UsageError
+
+T = TypeVar("T")
+RATE_LIMIT_TRIES = 4
+BACKOFF_CAP_S = 8.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a provider sends requests and which variable holds its key (never the key)."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    key_env: str | None
+    key_required: bool = True
+
+    def key(self) -> str:
+        """The key from the environment; a usage error naming the variable when it is missing."""
+        value = os.environ.get(self.key_env) if self.key_env else None
+        if value:
+            return value
+        if self.key_required:
+            raise UsageError(
+                f"no API key for {self.provider}: set {self.key_env} "
+                "(or name another variable with `butler config set`)",
+                code="missing_key",
+            )
+        return "not-needed"
+
+    @property
+    def where(self) -> str:
+        return self.base_url or f"the {self.provider} API"
+
+
+class Notice:
+    """Receives one-line notices (e.g. "rate limited; retrying in 2 s"). Default: stderr."""
+
+    def __call__(self, message: str) -> None:
+        import sys
+
+        print(f"butler: {message}", file=sys.stderr, flush=True)
+
+
+def with_retries(call: Callable[[], T], endpoint: Endpoint, notice: Callable[[str], None]) -> T:
+    """Run ``call``; a 429 before any output is retried with backoff, a bounded number of times.
+
+    ``call`` must raise before yielding anything for a retry to be safe: the adapters consume
+    the whole stream inside it and mark a failure after the first token as not retryable.
+    """
+    for attempt in range(1, RATE_LIMIT_TRIES + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if (
+                _status(exc) != 429
+                or attempt == RATE_LIMIT_TRIES
+                or getattr(exc, "_butler_started", False)
+            ):
+                raise map_error(exc, endpoint) from exc
+            wait = min(BACKOFF_CAP_S, _retry_after(exc) or 0.5 * 2 ** (attempt - 1))
+            notice(
+                f"{endpoint.provider} rate limited the request; retrying in {wait:.1f} s "
+                f"(attempt {attempt + 1} of {RATE_LIMIT_TRIES})"
+            )
+            time.sleep(wait)
+    raise AssertionError("unreachable")
+
+
+def mark_started(exc: BaseException) -> BaseException:
+    """Flag an error raised after the model began answering: it is never retried."""
+    exc._butler_started = True  # type: ignore[attr-defined]
+    return exc
+
+
+def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
+    """One clear line for an SDK failure. Never includes the key or request headers."""
+    if isinstance(exc, ModelError):
+        return exc
+    name = type(exc).__name__
+    status = _status(exc)
+    detail = _detail(exc)
+    if name in ("APIConnectionError", "APITimeoutError") or status is None and "Connection" in name:
+        return ModelError(f"cannot reach {endpoint.where} ({detail})", code="unreachable")
+    if status in (401, 403):
+        hint = f"; check {endpoint.key_env}" if endpoint.key_env else ""
+        return ModelError(f"{endpoint.provider} refused the API key ({status}){hint}", code="auth")
+    if status == 404:
+        return ModelError(
+            f"{endpoint.provider} has no model '{endpoint.model}' at {endpoint.where} ({detail})",
+            code="model_not_found",
+        )
+    if status == 429:
+        return ModelError(
+            f"{endpoint.provider} kept rate limiting the request; try again later",
+            code="rate_limited",
+        )
+    if status in (400, 413) and _looks_like_context(detail):
+        return ModelError(
+            f"the conversation is too long for '{endpoint.model}' ({detail})",
+            code="context_too_long",
+        )
+    if getattr(exc, "_butler_started", False):
+        return ModelError(
+            f"{endpoint.provider} stopped mid-answer ({detail}); not retried", code="interrupted"
+        )
+    where = f" ({status})" if status else ""
+    return ModelError(f"{endpoint.provider} failed{where}: {detail}", code="provider_error")
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response: Any = getattr(exc, "response", None)
+    try:
+        value = response.headers.get("retry-after") if response is not None else None
+        return float(value) if value else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _detail(exc: BaseException) -> str:
+    body: Any = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        message = err.get("message") if isinstance(err, dict) else None
+        if isinstance(message, str):
+            return message[:300]
+    text = " ".join(str(exc).split())
+    return (text or type(exc).__name__)[:300]
+
+
+def _looks_like_context(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(w in lowered for w in ("context", "too long", "maximum", "too many tokens"))
