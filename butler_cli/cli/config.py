@@ -54,9 +54,8 @@ def show(json_out: Json = False) -> None:
     for key, value in config.values.items():
         print(f"{key} = {value!r}")
     for name, p in providers.items():
-        print(
-            f"[{name}] base_url={p['base_url'] or 'default'} key from {p['api_key_env'] or '-'}: {p['key']}"
-        )
+        url, env = p["base_url"] or "default", p["api_key_env"] or "-"
+        print(f"[{name}] base_url={url} key from {env}: {p['key']}")
 
 
 @app.command("set")
@@ -64,7 +63,8 @@ def set_(
     key: Annotated[
         str,
         typer.Argument(
-            help="model, policy, max_rounds, system, providers.NAME.base_url or providers.NAME.api_key_env"
+            help="model, policy, max_rounds, system, providers.NAME.base_url "
+            "or providers.NAME.api_key_env"
         ),
     ],
     value: Annotated[
