@@ -35,6 +35,9 @@ def _build(opts: RunOptions) -> tuple[Butler, Conversation, Progress]:
     from butler_cli.repl.progress import ChatProgress
 
     butler = Butler.build(opts, grants=GrantBook())  # grants live in this session only
+    client = getattr(butler.provider, "client", None)
+    if callable(client):
+        client()  # import the provider's SDK now, while the person is still typing
     return butler, Conversation(butler, opts), ChatProgress(out())
 
 
@@ -161,6 +164,15 @@ class ChatRepl:
 
         if report.text and report.status != "parked":
             self.console.print(Markdown(report.text))
+        spent = [u for u in report.usage if u.input_tokens or u.output_tokens]
+        if spent:
+            tokens_in = sum(u.input_tokens for u in spent)
+            tokens_out = sum(u.output_tokens for u in spent)
+            cached = sum(u.cache_read_tokens for u in spent)
+            self.console.print(
+                f"[dim]{len(spent)} model call(s) · {tokens_in} tokens in "
+                f"({cached} cached) · {tokens_out} out[/dim]"
+            )
         if report.status == "failed":
             self.console.print(f"[red]failed:[/red] {escape(report.error or 'unknown error')}")
         elif report.status == "limit":

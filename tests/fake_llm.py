@@ -1,0 +1,233 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI Chat Completions and Anthropic
+Messages wire formats, streaming with SSE (chunked), replying from a queue and recording every
+request body and header the butler sent."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    events: list[str] = field(default_factory=list)  # SSE frames, already formatted
+    body: dict[str, Any] | None = None  # a JSON error body instead of a stream
+    drop_after: int | None = None  # close the connection mid-stream after N frames
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.requests: list[dict[str, Any]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                fake.requests.append(
+                    {
+                        "path": self.path,
+                        "body": body,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                    }
+                )
+                reply = (
+                    fake.replies.pop(0)
+                    if fake.replies
+                    else Reply(500, body={"error": {"message": "no reply queued"}})
+                )
+                if reply.body is not None:
+                    data = json.dumps(reply.body).encode()
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self.send_response(reply.status)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for i, frame in enumerate(reply.events):
+                    if reply.drop_after is not None and i >= reply.drop_after:
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        return
+                    data = frame.encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# -- OpenAI Chat Completions ------------------------------------------------------------------
+def _chunk(
+    delta: dict[str, Any] | None, finish: str | None = None, usage: dict[str, Any] | None = None
+) -> str:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    obj: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": choices,
+    }
+    if usage is not None:
+        obj["usage"] = usage
+    return f"data: {json.dumps(obj)}\n\n"
+
+
+def openai_stream(
+    text: str = "",
+    calls: list[tuple[str, str, list[str]]] = (),  # type: ignore[assignment]
+    finish: str | None = None,
+    usage: tuple[int, int, int] = (11, 7, 3),
+) -> list[str]:
+    """Text in two pieces, then each call with its JSON arguments split across chunks."""
+    frames = [_chunk({"role": "assistant", "content": ""})]
+    if text:
+        half = len(text) // 2
+        frames += [_chunk({"content": text[:half]}), _chunk({"content": text[half:]})]
+    for i, (cid, name, parts) in enumerate(calls):
+        frames.append(
+            _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": cid,
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        frames += [
+            _chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in parts
+        ]
+    frames.append(_chunk({}, finish or ("tool_calls" if calls else "stop")))
+    prompt, completion, cached = usage
+    frames.append(
+        _chunk(
+            None,
+            usage={
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        )
+    )
+    frames.append("data: [DONE]\n\n")
+    return frames
+
+
+# -- Anthropic Messages ---------------------------------------------------------------------------
+def _event(kind: str, data: dict[str, Any]) -> str:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
+
+
+def anthropic_stream(
+    text: str = "",
+    calls: list[tuple[str, str, list[str]]] = (),  # type: ignore[assignment]
+    stop: str | None = None,
+    usage: tuple[int, int] = (13, 9),
+) -> list[str]:
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": 1, "cache_read_input_tokens": 2},
+    }
+    frames = [_event("message_start", {"message": message})]
+    index = 0
+    if text:
+        frames.append(
+            _event(
+                "content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}
+            )
+        )
+        half = len(text) // 2
+        for piece in (text[:half], text[half:]):
+            frames.append(
+                _event(
+                    "content_block_delta",
+                    {"index": 0, "delta": {"type": "text_delta", "text": piece}},
+                )
+            )
+        frames.append(_event("content_block_stop", {"index": 0}))
+        index = 1
+    for offset, (cid, name, parts) in enumerate(calls):
+        i = index + offset
+        frames.append(
+            _event(
+                "content_block_start",
+                {
+                    "index": i,
+                    "content_block": {"type": "tool_use", "id": cid, "name": name, "input": {}},
+                },
+            )
+        )
+        for p in parts:
+            frames.append(
+                _event(
+                    "content_block_delta",
+                    {"index": i, "delta": {"type": "input_json_delta", "partial_json": p}},
+                )
+            )
+        frames.append(_event("content_block_stop", {"index": i}))
+    frames.append(
+        _event(
+            "message_delta",
+            {
+                "delta": {
+                    "stop_reason": stop or ("tool_use" if calls else "end_turn"),
+                    "stop_sequence": None,
+                },
+                "usage": {"output_tokens": usage[1]},
+            },
+        )
+    )
+    frames.append(_event("message_stop", {}))
+    return frames
+
+
+def split(args: dict[str, Any], pieces: int = 3) -> list[str]:
+    raw = json.dumps(args)
+    step = max(1, len(raw) // pieces)
+    return [raw[i : i + step] for i in range(0, len(raw), step)]
+
+
+def sent_bodies(fake: FakeLLM) -> Iterator[dict[str, Any]]:
+    return (r["body"] for r in fake.requests)
