@@ -253,3 +253,20 @@ def test_sdks_are_not_imported_for_quick_commands(butler_home) -> None:
         env={"BUTLER_HOME": str(butler_home), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_chat_streams_the_answer_and_shows_usage(fake, butler_home, workdir) -> None:
+    from conftest import spawn_butler
+
+    fake.replies = [Reply(events=openai_stream("Here is a **streamed** answer."))]
+    args, env = run_args("openai", fake)
+    child = spawn_butler(["chat", *args], butler_home, workdir, **env)
+    child.expect("you ›")
+    child.sendline("hi")
+    child.expect(r"Here is a \S*streamed\S* answer")  # bold is kept even with NO_COLOR
+    child.expect(r"1 model call\(s\) · 11 tokens in \(3 cached\) · 7 out")
+    child.expect("you ›")
+    after = child.before
+    assert "answer" not in after  # rendered once while it streamed, not again at the end
+    child.sendcontrol("d")
+    child.expect("Goodbye")

@@ -84,6 +84,9 @@ class LoopObserver:
 
     def model_started(self) -> None: ...
 
+    def model_text(self, delta: str) -> None:
+        """A piece of the model's text, as a streaming provider receives it."""
+
     def model_finished(self, response: ModelResponse) -> None: ...
 
     def round_classified(
@@ -104,6 +107,10 @@ class Observers(LoopObserver):
     def model_started(self) -> None:
         for o in self._all:
             o.model_started()
+
+    def model_text(self, delta: str) -> None:
+        for o in self._all:
+            o.model_text(delta)
 
     def model_finished(self, response: ModelResponse) -> None:
         for o in self._all:
@@ -165,7 +172,7 @@ def run_loop(
     while True:
         obs.model_started()
         try:
-            response = provider.complete(ModelRequest(config.system, convo, tools))
+            response = provider.complete(ModelRequest(config.system, convo, tools, obs.model_text))
         except ModelError as exc:
             return LoopOutcome("failed", "", convo, rounds, error=exc.message, usage=usage)
         obs.model_finished(response)

@@ -7,7 +7,7 @@ conversation: the request holds a reference to the loop's own message list.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -30,6 +30,8 @@ class ModelRequest:
     system: str
     messages: Sequence[Message]
     tools: Sequence[ToolDefinition]
+    #: Streaming providers call this with each piece of text as it arrives (display only).
+    on_text: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ def to_wire(
     return body
 
 
-def read_events(events: Any) -> ModelResponse:
+def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> ModelResponse:
     """Assemble a streamed message: text deltas, tool_use blocks with JSON deltas, usage."""
     text: list[str] = []
     blocks: dict[int, dict[str, Any]] = {}
@@ -67,6 +67,8 @@ def read_events(events: Any) -> ModelResponse:
                 delta = event.delta
                 if delta.type == "text_delta":
                     text.append(delta.text)
+                    if on_text is not None:
+                        on_text(delta.text)
                 elif delta.type == "input_json_delta" and event.index in blocks:
                     blocks[event.index]["json"].append(delta.partial_json)
             elif kind == "message_delta":
@@ -122,6 +124,7 @@ class AnthropicModel:
         body = to_wire(request, self.endpoint.model)
 
         def call() -> ModelResponse:
-            return read_events(self.client().messages.create(stream=True, **body))
+            stream = self.client().messages.create(stream=True, **body)
+            return read_events(stream, request.on_text)
 
         return with_retries(call, self.endpoint, self._notice)

@@ -85,7 +85,7 @@ def _message(message: Message) -> list[dict[str, Any]]:
     return wire
 
 
-def read_stream(chunks: Any) -> ModelResponse:
+def read_stream(chunks: Any, on_text: Callable[[str], None] | None = None) -> ModelResponse:
     """Assemble streamed chunks into one response; calls only once their arguments are whole."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
@@ -101,6 +101,8 @@ def read_stream(chunks: Any) -> ModelResponse:
                 delta = choice.delta
                 if delta is not None and delta.content:
                     text.append(delta.content)
+                    if on_text is not None:
+                        on_text(delta.content)
                 for tc in (delta.tool_calls or []) if delta is not None else []:
                     slot = calls.setdefault(tc.index, {"id": None, "name": "", "args": []})
                     if tc.id:
@@ -169,6 +171,7 @@ class OpenAIChatModel:
         body.pop("stream")
 
         def call() -> ModelResponse:
-            return read_stream(self.client().chat.completions.create(stream=True, **body))
+            stream = self.client().chat.completions.create(stream=True, **body)
+            return read_stream(stream, request.on_text)
 
         return with_retries(call, self.endpoint, self._notice)

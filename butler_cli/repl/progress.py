@@ -1,7 +1,11 @@
-"""Chat progress: the run's progress lines plus what the model says while it works."""
+"""Chat progress: the run's progress lines, plus the model's words rendered as Markdown while
+they stream in (a live region that settles into the final text)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.live import Live
 from rich.markdown import Markdown
 
 from butler_cli.cli.progress import Progress
@@ -9,7 +13,37 @@ from butler_cli.core.provider import ModelResponse
 
 
 class ChatProgress(Progress):
+    def __init__(self, console: Any) -> None:
+        super().__init__(console)
+        self._live: Live | None = None
+        self._buffer: list[str] = []
+        #: True when the last answer was already shown while it streamed.
+        self.streamed = False
+
+    def model_started(self) -> None:
+        self.streamed = False
+        self._buffer = []
+        super().model_started()
+
+    def model_text(self, delta: str) -> None:
+        if self._live is None:
+            self.stop()  # the spinner gives way to the words
+            self._live = Live(console=self.console, refresh_per_second=12, transient=False)
+            self._live.start()
+        self._buffer.append(delta)
+        self._live.update(Markdown("".join(self._buffer)))
+
     def model_finished(self, response: ModelResponse) -> None:
-        super().model_finished(response)
-        if response.is_tool_round and response.text:
+        streaming = self._live is not None
+        self.stop()
+        self.streamed = streaming
+        if not streaming and response.is_tool_round and response.text:
             self.console.print(Markdown(response.text))
+
+    def stop(self) -> None:
+        """End the spinner and any live region (also when a stream broke off)."""
+        super().stop()
+        if self._live is not None:
+            self._live.update(Markdown("".join(self._buffer)))
+            self._live.stop()
+            self._live = None

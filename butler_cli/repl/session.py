@@ -162,7 +162,9 @@ class ChatRepl:
     def render(self, report: TaskReport) -> None:
         from rich.markdown import Markdown
 
-        if report.text and report.status != "parked":
+        self.progress.stop()
+        shown = getattr(self.progress, "streamed", False)  # already rendered as it streamed
+        if report.text and report.status != "parked" and not shown:
             self.console.print(Markdown(report.text))
         spent = [u for u in report.usage if u.input_tokens or u.output_tokens]
         if spent:
