@@ -74,6 +74,7 @@ class FakeLLM:
                 self.wfile.write(b"0\r\n\r\n")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.handle_error = lambda request, address: None  # clients hang up; that is fine
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
