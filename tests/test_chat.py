@@ -205,3 +205,22 @@ def test_plain_butler_opens_the_chat(butler_home, workdir, butler, script) -> No
     assert leave(child) == 0
     r = butler()  # no terminal: a usage error, nothing starts
     assert r.returncode == 2 and "needs a terminal" in r.stderr
+
+
+def test_multi_line_entry_and_slash_completion(butler_home, workdir, script) -> None:
+    child = spawn(["chat", "--model", script({"text": "got both lines"})], butler_home, workdir)
+    child.send("line one")
+    child.send("\x1b\r")  # Esc then Enter adds a line instead of sending
+    child.send("line two\r")
+    child.expect("got both lines")
+    child.expect("you ›")
+    child.send("/pen")
+    child.expect("/pending")  # the completion menu offers the command
+    child.send("\t")  # Tab takes it
+    child.expect("/pending")
+    child.send("\r")
+    child.expect("No parks awaiting a decision")
+    child.expect("you ›")
+    assert leave(child) == 0
+    history = (butler_home / "chat_history").read_text()
+    assert "+line one\n+line two" in history

@@ -122,6 +122,18 @@ def test_bad_argument_json_is_an_error_result_and_the_loop_goes_on(kind, fake, b
     assert "bad JSON in the arguments" in tool_results(r.stdout)[0]["content"]
 
 
+def test_a_key_file_the_user_points_to(fake, butler, tmp_path) -> None:
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text(KEY + "\n")
+    butler("config", "set", "providers.anthropic.api_key_file", str(key_file))
+    fake.replies = [Reply(events=anthropic_stream("keyed"))]
+    args, _ = run_args("anthropic", fake)
+    r = butler("run", *args, "hi", env={"ANTHROPIC_API_KEY": ""})
+    assert r.returncode == 0 and "keyed" in r.stdout, r.stderr
+    sent = fake.requests[0]["headers"]
+    assert KEY in (sent.get("x-api-key", "") + sent.get("authorization", ""))
+
+
 def test_missing_key_is_a_usage_error_before_anything_runs(fake, butler) -> None:
     args, _ = run_args("anthropic", fake)
     r = butler("run", *args, "hi", env={"ANTHROPIC_API_KEY": ""})

@@ -20,7 +20,7 @@ from butler_cli.store.files import HOME_ENV, write_atomic
 
 CONFIG_FILE = "config.toml"
 TOP_KEYS = {"model": str, "policy": str, "max_rounds": int, "system": str}
-PROVIDER_KEYS = {"base_url", "api_key_env"}
+PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
 ENV = {
     "model": MODEL_ENV,
     "policy": "BUTLER_POLICY",
@@ -60,9 +60,11 @@ def load_config(path: Path | None = None) -> Config:
                     or not all(isinstance(v, str) for v in table.values())
                 ):
                     raise _bad(
-                        path, f"[providers.{name}] takes only base_url and api_key_env (strings)"
+                        path, f"[providers.{name}] takes only {', '.join(sorted(PROVIDER_KEYS))}"
                     )
-                providers[name] = ProviderSettings(table.get("base_url"), table.get("api_key_env"))
+                providers[name] = ProviderSettings(
+                    table.get("base_url"), table.get("api_key_env"), table.get("api_key_file")
+                )
         elif key in TOP_KEYS:
             if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
                 raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
@@ -130,7 +132,8 @@ def set_value(key: str, value: str, path: Path | None = None) -> Path:
     else:
         raise UsageError(
             f"unknown key '{key}'; use one of {', '.join(TOP_KEYS)}, "
-            "providers.<name>.base_url, providers.<name>.api_key_env"
+            "providers.<name>.base_url, providers.<name>.api_key_env or "
+            "providers.<name>.api_key_file"
         )
     write_atomic(path, dump(Config(values, providers)).encode("utf-8"))
     return path
@@ -146,4 +149,6 @@ def dump(config: Config) -> str:
             lines.append(f"base_url = {json.dumps(p.base_url)}")
         if p.api_key_env is not None:
             lines.append(f"api_key_env = {json.dumps(p.api_key_env)}")
+        if p.api_key_file is not None:
+            lines.append(f"api_key_file = {json.dumps(p.api_key_file)}")
     return "\n".join(lines) + "\n"

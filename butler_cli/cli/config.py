@@ -64,7 +64,7 @@ def set_(
         str,
         typer.Argument(
             help="model, policy, max_rounds, system, providers.NAME.base_url "
-            "or providers.NAME.api_key_env"
+            "or providers.NAME.api_key_env / api_key_file"
         ),
     ],
     value: Annotated[

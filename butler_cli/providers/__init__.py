@@ -22,6 +22,7 @@ class ProviderSettings:
 
     base_url: str | None = None
     api_key_env: str | None = None
+    api_key_file: str | None = None
 
 
 def _scripted(model: str, base_url: str | None, settings: ProviderSettings) -> Provider:
@@ -61,7 +62,10 @@ class RemoteKind:
         if self.needs_base_url and not url:
             raise UsageError(f"{self.name} needs a server: add --base-url http://host:port/v1")
         key_env = settings.api_key_env or self.key_env
-        return self.adapter(Endpoint(self.name, model, url, key_env, self.key_required))
+        endpoint = Endpoint(
+            self.name, model, url, key_env, self.key_required, settings.api_key_file
+        )
+        return self.adapter(endpoint)
 
 
 REMOTE = (

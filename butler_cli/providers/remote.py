@@ -30,12 +30,25 @@ class Endpoint:
     base_url: str | None
     key_env: str | None
     key_required: bool = True
+    #: A file holding the key, for people who keep keys out of their environment.
+    key_file: str | None = None
 
     def key(self) -> str:
-        """The key from the environment; a usage error naming the variable when it is missing."""
+        """The key from the environment, else the key file; a usage error naming the variable
+        when neither has it."""
         value = os.environ.get(self.key_env) if self.key_env else None
         if value:
             return value
+        if self.key_file:
+            path = os.path.expanduser(self.key_file)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    value = fh.read().strip()
+            except OSError as exc:
+                raise UsageError(f"cannot read the key file {path}: {exc.strerror}") from exc
+            if value:
+                return value
+            raise UsageError(f"the key file {path} is empty")
         if self.key_required:
             raise UsageError(
                 f"no API key for {self.provider}: set {self.key_env} "
