@@ -106,5 +106,5 @@ def _response(k: int, turn: ScriptTurn) -> ModelResponse:
     if len(set(ids)) != len(ids):
         raise UsageError(f"scripted turn {k} repeats a tool call id")
     stop: StopReason = turn.stop_reason or ("tool_use" if calls else "end_turn")
-    usage = Usage(output_tokens=len((turn.text or "").split()) + len(calls))
-    return ModelResponse(text=turn.text or "", tool_calls=calls, stop_reason=stop, usage=usage)
+    # A script spends no tokens: its usage stays zero, so nothing pretends to have been billed.
+    return ModelResponse(text=turn.text or "", tool_calls=calls, stop_reason=stop, usage=Usage())
