@@ -8,6 +8,7 @@ from pathlib import Path
 from butler_cli.core.gate import Policy
 from butler_cli.core.toolsets import Toolset
 from butler_cli.tools.clock import clock_toolset
+from butler_cli.tools.command import CommandTool
 from butler_cli.tools.files import FileTools
 
 
@@ -18,4 +19,5 @@ def builtin_toolsets(
     protected: Sequence[Path | None] = (),
 ) -> list[Toolset]:
     files = FileTools(base_dir, home, [p for p in protected if p is not None])
-    return [files.benign(), clock_toolset(), files.governed(policy)]
+    command = CommandTool(base_dir, home)
+    return [files.benign(), clock_toolset(), files.governed(policy), command.governed(policy)]

@@ -1,7 +1,9 @@
-"""File tools: benign ``read_file`` / ``list_dir``; governed ``write_file`` / ``delete_file``."""
+"""File tools: benign ``read_file`` / ``list_dir`` / ``search_files``; governed ``write_file`` /
+``delete_file`` / ``move_path``. Every path is resolved (symlinks, ``..``) before it is checked."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,21 @@ _WRITE = {
     },
     "required": ["path", "content"],
 }
+_SEARCH = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "Glob, e.g. **/*.md"},
+        "root": {"type": "string", "description": "Folder to search (default: the task's)"},
+    },
+    "required": ["pattern"],
+}
+_MOVE = {
+    "type": "object",
+    "properties": {"src": {"type": "string"}, "dst": {"type": "string"}},
+    "required": ["src", "dst"],
+}
+#: Which arguments of each governed file tool are paths (every one is checked).
+_PATH_KEYS = {"write_file": ("path",), "delete_file": ("path",), "move_path": ("src", "dst")}
 _DEFAULT = approve("changes files on your machine — asking you first")
 
 
@@ -39,8 +56,8 @@ class FileTools:
         #: Files the agent must not touch wherever they live (the active policy file).
         self.protected = list(protected)
 
-    def _path(self, args: dict[str, Any]) -> Path:
-        path = resolve(self.base, args.get("path"))
+    def _path(self, args: dict[str, Any], key: str = "path") -> Path:
+        path = resolve(self.base, args.get(key))
         problem = home_refusal(path, self.home)
         for guarded in self.protected:
             if is_inside(path, guarded):
@@ -68,11 +85,31 @@ class FileTools:
             lines.append(f"[butler: {len(entries) - LIST_CAP} more entries not shown]")
         return "\n".join(lines) if lines else "(empty directory)"
 
+    def search_files(self, args: dict[str, Any]) -> str:
+        """Files under ``root`` whose path relative to it matches the glob ``pattern``."""
+        pattern = args.get("pattern")
+        if not isinstance(pattern, str) or not pattern or "\x00" in pattern:
+            raise ValueError("'pattern' must be a glob such as '**/*.md'")
+        root = self._path({"path": args.get("root") or "."})
+        found: list[str] = []
+        for match in root.glob(pattern):
+            if home_refusal(Path(os.path.realpath(match)), self.home):
+                continue  # never list the butler's own files
+            found.append(str(match.relative_to(root)))
+            if len(found) > LIST_CAP:
+                break
+        lines = sorted(found[:LIST_CAP])
+        if len(found) > LIST_CAP:
+            lines.append(f"[butler: more than {LIST_CAP} matches; narrow the pattern]")
+        return "\n".join(lines) if lines else "No matching files."
+
     def benign(self) -> FunctionToolset:
+        search = ToolSpec("search_files", "Find files by glob under a root.", _SEARCH)
         return FunctionToolset(
             [
                 (ToolSpec("read_file", "Read a text file.", _PATH_ONLY), self.read_file),
                 (ToolSpec("list_dir", "List a directory.", _PATH_ONLY), self.list_dir),
+                (search, self.search_files),
             ]
         )
 
@@ -80,13 +117,16 @@ class FileTools:
     def guard(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """X6: refuse the butler's home whatever the policy says (and bad paths early)."""
         try:
-            self._path(args)
+            for key in _PATH_KEYS.get(name, ("path",)):
+                self._path(args, key)
         except (PermissionError, ValueError) as exc:
             return refuse(str(exc))
         return None
 
     def execute(self, name: str, args: dict[str, Any]) -> str:
-        path = self._path(args)  # checked again at run time: the disk may have changed
+        keys = _PATH_KEYS.get(name, ("path",))
+        paths = [self._path(args, key) for key in keys]  # checked again: the disk may change
+        path = paths[0]
         if name == "write_file":
             content = args.get("content")
             if not isinstance(content, str):
@@ -94,6 +134,12 @@ class FileTools:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8")
             return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
+        if name == "move_path":
+            src, dst = self._path(args, "src"), self._path(args, "dst")
+            if dst.exists():
+                raise FileExistsError(f"{dst} already exists; move_path never overwrites")
+            os.rename(src, dst)
+            return f"moved {src} to {dst}"
         if name == "delete_file":
             if path.is_dir():
                 raise IsADirectoryError(f"{path} is a directory; delete_file removes files only")
@@ -106,6 +152,7 @@ class FileTools:
             [
                 ToolSpec("write_file", "Create or overwrite a text file.", _WRITE, _DEFAULT),
                 ToolSpec("delete_file", "Delete a file.", _PATH_ONLY, _DEFAULT),
+                ToolSpec("move_path", "Move or rename a file or folder.", _MOVE, _DEFAULT),
             ],
             self.execute,
             policy=policy,
