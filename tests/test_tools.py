@@ -139,3 +139,19 @@ def test_policy_check_knows_the_new_tools(butler) -> None:
     r = butler("policy", "check", "run_command", "--args", json.dumps({"argv": ["ls"]}), "--json")
     assert r.returncode == 3 and "runs a program" in json.loads(r.stdout)["reason"]
     assert butler("policy", "check", "search_files", "--args", '{"pattern": "*"}').returncode == 0
+
+
+def test_file_tools_stay_inside_the_allowed_roots(butler, script, tmp_path, workdir) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s3cret")
+    model = script(
+        {"tool_calls": [call("read_file", "r", path=str(outside / "secret.txt"))]}, {"text": "k"}
+    )
+    r = butler("run", "--model", model, "go", "--json")
+    res = tool_results(r.stdout)[0]
+    assert res["is_error"] and "outside the allowed folders" in res["content"]
+    assert "s3cret" not in r.stdout
+    assert butler("config", "set", "allowed_roots", f"{workdir},{outside}").returncode == 0
+    r = butler("run", "--model", model, "go", "--json")
+    assert tool_results(r.stdout)[0]["content"] == "s3cret"

@@ -107,6 +107,7 @@ class Butler:
         memory: MemoryStore,
         policy_file: Path | None = None,
         base_url: str | None = None,
+        allowed_roots: list[str] | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -125,7 +126,9 @@ class Butler:
         self.toolbox = Toolbox(
             [
                 MemoryTools(memory).toolset(),
-                *builtin_toolsets(cwd, home, policy.classify, protected=[policy_file]),
+                *builtin_toolsets(
+                    cwd, home, policy.classify, protected=[policy_file], allowed_roots=allowed_roots
+                ),
             ]
         )
 
@@ -174,6 +177,7 @@ class Butler:
             memory,
             policy_file,
             opts.base_url,
+            settings.allowed_roots(),
         )
 
     def context(self, task: str) -> RunContext:

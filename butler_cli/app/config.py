@@ -19,7 +19,22 @@ from butler_cli.providers import ProviderSettings
 from butler_cli.store.files import HOME_ENV, write_atomic
 
 CONFIG_FILE = "config.toml"
-TOP_KEYS = {"model": str, "policy": str, "max_rounds": int, "system": str}
+TOP_KEYS: dict[str, type[Any]] = {
+    "model": str,
+    "policy": str,
+    "max_rounds": int,
+    "system": str,
+    "allowed_roots": list,
+}
+SMTP_KEYS: dict[str, type[Any]] = {
+    "host": str,
+    "port": int,
+    "tls": str,
+    "user": str,
+    "password_env": str,
+    "sender": str,
+}
+TLS_MODES = ("starttls", "ssl", "none")
 PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
 ENV = {
     "model": MODEL_ENV,
@@ -33,6 +48,12 @@ ENV = {
 class Config:
     values: dict[str, Any] = field(default_factory=dict)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
+    #: [smtp] for send_email: host, port, tls, user, password_env (a variable NAME), sender.
+    smtp: dict[str, Any] = field(default_factory=dict)
+
+    def allowed_roots(self) -> list[str] | None:
+        roots = self.values.get("allowed_roots")
+        return list(roots) if roots is not None else None
 
 
 def config_path() -> Path:
@@ -49,6 +70,7 @@ def load_config(path: Path | None = None) -> Config:
     raw = _read(path)
     values: dict[str, Any] = {}
     providers: dict[str, ProviderSettings] = {}
+    smtp: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "providers":
             if not isinstance(value, dict):
@@ -65,15 +87,31 @@ def load_config(path: Path | None = None) -> Config:
                 providers[name] = ProviderSettings(
                     table.get("base_url"), table.get("api_key_env"), table.get("api_key_file")
                 )
+        elif key == "smtp":
+            smtp = _smtp(value, path)
         elif key in TOP_KEYS:
             if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
                 raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
+            if key == "allowed_roots" and not all(isinstance(v, str) for v in value):
+                raise _bad(path, "allowed_roots must be a list of folder paths")
             values[key] = value
         else:
             raise _bad(
-                path, f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, 'providers'])}"
+                path,
+                f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, 'providers', 'smtp'])}",
             )
-    return Config(values, providers)
+    return Config(values, providers, smtp)
+
+
+def _smtp(value: Any, path: Path) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) - set(SMTP_KEYS):
+        raise _bad(path, f"[smtp] takes {', '.join(SMTP_KEYS)}")
+    for key, kind in SMTP_KEYS.items():
+        if key in value and (not isinstance(value[key], kind) or isinstance(value[key], bool)):
+            raise _bad(path, f"smtp.{key} must be a {kind.__name__}")
+    if value.get("tls", "starttls") not in TLS_MODES:
+        raise _bad(path, f"smtp.tls must be one of {', '.join(TLS_MODES)}")
+    return dict(value)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -119,7 +157,13 @@ def set_value(key: str, value: str, path: Path | None = None) -> Path:
     values = dict(config.values)
     providers = dict(config.providers)
     parts = key.split(".")
-    if len(parts) == 1 and key in TOP_KEYS:
+    if key == "allowed_roots":
+        values[key] = [p.strip() for p in value.split(",") if p.strip()]
+    elif len(parts) == 2 and parts[0] == "smtp" and parts[1] in SMTP_KEYS:
+        smtp = dict(config.smtp)
+        smtp[parts[1]] = int(value) if SMTP_KEYS[parts[1]] is int and value.isdigit() else value
+        config = replace(config, smtp=_smtp(smtp, path))
+    elif len(parts) == 1 and key in TOP_KEYS:
         if TOP_KEYS[key] is int:
             if not value.isdigit():
                 raise UsageError(f"{key} must be a whole number")
@@ -131,11 +175,11 @@ def set_value(key: str, value: str, path: Path | None = None) -> Path:
         providers[parts[1]] = replace(current, **{parts[2]: value})
     else:
         raise UsageError(
-            f"unknown key '{key}'; use one of {', '.join(TOP_KEYS)}, "
+            f"unknown key '{key}'; use one of {', '.join(TOP_KEYS)}, smtp.<field>, "
             "providers.<name>.base_url, providers.<name>.api_key_env or "
             "providers.<name>.api_key_file"
         )
-    write_atomic(path, dump(Config(values, providers)).encode("utf-8"))
+    write_atomic(path, dump(Config(values, providers, config.smtp)).encode("utf-8"))
     return path
 
 
@@ -143,6 +187,8 @@ def dump(config: Config) -> str:
     import json
 
     lines = [f"{k} = {json.dumps(v)}" for k, v in config.values.items()]
+    if config.smtp:
+        lines += ["", "[smtp]", *(f"{k} = {json.dumps(v)}" for k, v in config.smtp.items())]
     for name, p in sorted(config.providers.items()):
         lines += ["", f"[providers.{json.dumps(name)}]"]
         if p.base_url is not None:

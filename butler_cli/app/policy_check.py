@@ -29,12 +29,19 @@ class Checker:
 
     @classmethod
     def build(cls, opts: RunOptions) -> Checker:
-        opts = with_defaults(opts, load_config())
+        config = load_config()
+        opts = with_defaults(opts, config)
         home = butler_home()
         policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
         policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
         memory = MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset()
-        tools = builtin_toolsets(Path.cwd(), home, policy.classify, protected=[policy_file])
+        tools = builtin_toolsets(
+            Path.cwd(),
+            home,
+            policy.classify,
+            protected=[policy_file],
+            allowed_roots=config.allowed_roots(),
+        )
         return cls(policy, Toolbox([memory, *tools]))
 
     def verdict(self, tool: str, args: dict[str, Any]) -> Verdict | None:

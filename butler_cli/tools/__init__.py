@@ -10,6 +10,7 @@ from butler_cli.core.toolsets import Toolset
 from butler_cli.tools.clock import clock_toolset
 from butler_cli.tools.command import CommandTool
 from butler_cli.tools.files import FileTools
+from butler_cli.tools.paths import roots_from
 
 
 def builtin_toolsets(
@@ -17,7 +18,11 @@ def builtin_toolsets(
     home: Path,
     policy: Policy | None,
     protected: Sequence[Path | None] = (),
+    allowed_roots: list[str] | None = None,
 ) -> list[Toolset]:
-    files = FileTools(base_dir, home, [p for p in protected if p is not None])
-    command = CommandTool(base_dir, home)
+    """Every built-in tool, bound to the task's folder, the butler's home and the allowed roots
+    (config ``allowed_roots``; by default the task's folder and the home folder)."""
+    roots = roots_from(base_dir, allowed_roots)
+    files = FileTools(base_dir, home, [p for p in protected if p is not None], roots)
+    command = CommandTool(base_dir, home, roots)
     return [files.benign(), clock_toolset(), files.governed(policy), command.governed(policy)]

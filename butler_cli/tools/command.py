@@ -17,7 +17,7 @@ from typing import Any
 from butler_cli.core.gate import Gate, Policy
 from butler_cli.core.toolsets import ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
-from butler_cli.tools.paths import home_refusal, resolve
+from butler_cli.tools.paths import default_roots, home_refusal, resolve, root_refusal
 
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
@@ -51,9 +51,10 @@ def cap_output(data: bytes, cap: int = OUTPUT_CAP) -> str:
 
 
 class CommandTool:
-    def __init__(self, base_dir: Path, home: Path) -> None:
+    def __init__(self, base_dir: Path, home: Path, roots: list[Path] | None = None) -> None:
         self.base = base_dir
         self.home = home
+        self.roots = roots if roots is not None else default_roots(base_dir)
 
     def _checked(self, args: dict[str, Any]) -> tuple[list[str], Path, float]:
         argv = args.get("argv")
@@ -62,7 +63,7 @@ class CommandTool:
         if any("\x00" in a for a in argv):
             raise ValueError("'argv' contains a NUL byte")
         cwd = resolve(self.base, args.get("cwd") or str(self.base))
-        problem = home_refusal(cwd, self.home)
+        problem = home_refusal(cwd, self.home) or root_refusal(cwd, self.roots)
         if problem:
             raise PermissionError(problem)
         timeout = args.get("timeout_s", DEFAULT_TIMEOUT_S)

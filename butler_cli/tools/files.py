@@ -11,7 +11,13 @@ from typing import Any
 from butler_cli.core.gate import Gate, Policy
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
-from butler_cli.tools.paths import home_refusal, is_inside, resolve
+from butler_cli.tools.paths import (
+    default_roots,
+    home_refusal,
+    is_inside,
+    resolve,
+    root_refusal,
+)
 
 READ_CAP = 64 * 1024
 LIST_CAP = 500
@@ -50,15 +56,22 @@ _DEFAULT = approve("changes files on your machine — asking you first")
 class FileTools:
     """File tools bound to a working directory (recorded in parks) and the butler's home."""
 
-    def __init__(self, base_dir: Path, home: Path, protected: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        base_dir: Path,
+        home: Path,
+        protected: Sequence[Path] = (),
+        roots: Sequence[Path] | None = None,
+    ) -> None:
         self.base = base_dir
         self.home = home
+        self.roots = list(roots) if roots is not None else default_roots(base_dir)
         #: Files the agent must not touch wherever they live (the active policy file).
         self.protected = list(protected)
 
     def _path(self, args: dict[str, Any], key: str = "path") -> Path:
         path = resolve(self.base, args.get(key))
-        problem = home_refusal(path, self.home)
+        problem = home_refusal(path, self.home) or root_refusal(path, self.roots)
         for guarded in self.protected:
             if is_inside(path, guarded):
                 problem = f"{path} is the active policy file; the agent cannot change its own rules"

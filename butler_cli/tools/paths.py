@@ -30,6 +30,29 @@ def is_inside(path: Path, root: Path) -> bool:
         return False
 
 
+def default_roots(base: Path) -> list[Path]:
+    """Where file tools may reach when the config names no allowed_roots: the task's folder
+    and the person's home folder."""
+    return [base, Path.home()]
+
+
+def roots_from(base: Path, configured: list[str] | None) -> list[Path]:
+    if configured is None:
+        return default_roots(base)
+    return [Path(os.path.realpath(base / Path(r).expanduser())) for r in configured]
+
+
+def root_refusal(path: Path, roots: list[Path]) -> str | None:
+    """The refusal reason when ``path`` is under none of ``roots``, else None."""
+    if any(is_inside(path, root) for root in roots):
+        return None
+    shown = ", ".join(str(r) for r in roots)
+    return (
+        f"{path} is outside the allowed folders ({shown}); "
+        "change them with `butler config set allowed_roots DIR,DIR`"
+    )
+
+
 def home_refusal(path: Path, home: Path) -> str | None:
     """The refusal reason when ``path`` is inside the butler's home, else None."""
     if is_inside(path, home):
