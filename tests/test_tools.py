@@ -155,3 +155,34 @@ def test_file_tools_stay_inside_the_allowed_roots(butler, script, tmp_path, work
     assert butler("config", "set", "allowed_roots", f"{workdir},{outside}").returncode == 0
     r = butler("run", "--model", model, "go", "--json")
     assert tool_results(r.stdout)[0]["content"] == "s3cret"
+
+
+@pytest.mark.parametrize(
+    "tool,args,verdict",
+    [
+        ("run_command", {"argv": ["ls", "-l"]}, 0),
+        ("run_command", {"argv": ["git", "status"]}, 0),
+        ("run_command", {"argv": ["ls", ";", "rm"]}, 3),
+        ("run_command", {"argv": ["sudo", "ls"]}, 3),
+        ("run_command", {"argv": ["make"]}, 3),
+        ("send_email", {"to": "a@b.c", "subject": "s", "body": "b"}, 3),
+        ("http_request", {"method": "GET", "url": "https://example.com"}, 3),
+        ("move_path", {"src": "a", "dst": "b"}, 3),
+    ],
+)
+def test_tiered_ships_sensible_rules(tool, args, verdict, butler) -> None:
+    r = butler("policy", "check", tool, "--args", json.dumps(args), "--policy", "tiered", "--json")
+    assert r.returncode == verdict, r.stdout + r.stderr
+    if tool in ("send_email", "http_request"):
+        assert json.loads(r.stdout)["reason"].startswith("cross_boundary")
+
+
+def test_run_command_cannot_point_into_the_home(butler, script, allow_all, butler_home) -> None:
+    butler_home.mkdir()
+    (butler_home / "park.key").write_text("k" * 64)
+    model = script(
+        {"tool_calls": [call("run_command", "r", argv=["ls", str(butler_home / "park.key")])]},
+        {"text": "k"},
+    )
+    res = tool_results(butler("run", "--model", model, "go", "--json", *allow_all).stdout)[0]
+    assert res["is_error"] and "butler's own home" in res["content"]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from butler_cli.app.config import load_config, with_defaults
 from butler_cli.app.options import MODEL_ENV, RunOptions
@@ -108,6 +109,7 @@ class Butler:
         policy_file: Path | None = None,
         base_url: str | None = None,
         allowed_roots: list[str] | None = None,
+        smtp: dict[str, Any] | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -127,7 +129,12 @@ class Butler:
             [
                 MemoryTools(memory).toolset(),
                 *builtin_toolsets(
-                    cwd, home, policy.classify, protected=[policy_file], allowed_roots=allowed_roots
+                    cwd,
+                    home,
+                    policy.classify,
+                    protected=[policy_file],
+                    allowed_roots=allowed_roots,
+                    smtp=smtp,
                 ),
             ]
         )
@@ -178,6 +185,7 @@ class Butler:
             policy_file,
             opts.base_url,
             settings.allowed_roots(),
+            settings.smtp,
         )
 
     def context(self, task: str) -> RunContext:

@@ -14,6 +14,7 @@ from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.park import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
+from butler_cli.tools.redact import redact
 
 
 class Progress(LoopObserver):
@@ -43,12 +44,12 @@ class Progress(LoopObserver):
         if park_id is None:
             return
         for call in calls:  # nothing in a parked round has run
-            title = escape(default_title(call.name, dict(call.input)))
+            title = escape(default_title(call.name, redact(dict(call.input))))
             self.console.print(f"  [cyan]⏸[/cyan] {title} — parked ({park_id})")
 
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
         mark, word = outcome_label(result)
-        title = escape(default_title(call.name, dict(call.input)))
+        title = escape(default_title(call.name, redact(dict(call.input))))
         self.console.print(f"  {mark} {title} — {word} [dim]{seconds * 1000:.0f} ms[/dim]")
 
 

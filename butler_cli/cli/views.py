@@ -9,12 +9,13 @@ from rich.markup import escape
 
 from butler_cli.core.gate import default_title
 from butler_cli.core.park import ParkState
+from butler_cli.tools.redact import redact
 
 
 def approval_panel(console: Console, state: ParkState) -> None:
     """The parked action as a person should see it before deciding: tool, title, reason, args."""
     call = next((c for c in state.calls if c.id == state.approval.call_id), None)
-    args = json.dumps(call.input if call else {}, indent=2, ensure_ascii=False)
+    args = json.dumps(redact(call.input if call else {}), indent=2, ensure_ascii=False)
     console.print(f"[bold]Park {state.id}[/bold] — task: {escape(state.context.task)}")
     console.print(f"  tool:   {escape(state.approval.tool)}")
     console.print(f"  action: {escape(state.approval.title)}")
@@ -45,8 +46,6 @@ def park_details(console: Console, state: ParkState) -> None:
         outcome = ""
         if result is not None:
             outcome = " → " + ("error: " if result.is_error else "") + result.content[:200]
-        console.print(
-            f"    {escape(f'[{verdict}]')} {escape(default_title(call.name, dict(call.input)))}"
-            f"{escape(outcome)}"
-        )
+        title = default_title(call.name, redact(dict(call.input)))
+        console.print(f"    {escape(f'[{verdict}]')} {escape(title)}{escape(outcome)}")
     console.print(f"  conversation: {len(state.messages)} messages (--json shows them all)")

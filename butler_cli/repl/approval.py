@@ -17,6 +17,7 @@ from rich.panel import Panel
 
 from butler_cli.app.chat import Answer
 from butler_cli.core.park import ParkState
+from butler_cli.tools.redact import redact
 
 FOLD_AT = 160
 CHOICES = "[y] approve once  [n] deny  [l] later  [d] details"
@@ -43,7 +44,7 @@ def _arguments(state: ParkState) -> dict[str, Any]:
 
 
 def show(console: Console, state: ParkState, *, whole: bool = False) -> None:
-    args = _arguments(state)
+    args = redact(_arguments(state))  # secrets never reach the screen
     pretty = json.dumps(args if whole else fold(args), indent=2, ensure_ascii=False)
     body = (
         f"[bold]{escape(state.approval.title)}[/bold]\n"

@@ -64,6 +64,9 @@ class CommandTool:
             raise ValueError("'argv' contains a NUL byte")
         cwd = resolve(self.base, args.get("cwd") or str(self.base))
         problem = home_refusal(cwd, self.home) or root_refusal(cwd, self.roots)
+        for arg in argv[1:]:  # a path argument into the butler's home (best effort: no shell)
+            if problem is None and ("/" in arg or arg.startswith("~")):
+                problem = home_refusal(resolve(cwd, arg.split("=", 1)[-1] or "."), self.home)
         if problem:
             raise PermissionError(problem)
         timeout = args.get("timeout_s", DEFAULT_TIMEOUT_S)

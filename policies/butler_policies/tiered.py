@@ -19,6 +19,7 @@ import fnmatch
 import re
 import tomllib
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from butler_cli.core.patterns import compile_pattern, matches
 from butler_cli.policy.settings import PolicySettings
 
 RULES_FILE = "policy.toml"
+DEFAULT_RULES = "default_rules.toml"  # shipped: used when there is no rule file
 TIERS = {"safe": 0, "dangerous": 1, "cross_boundary": 2, "forbidden": 3}
 _RULE_KEYS = {"name", "tool", "tier", "args", "widen"}
 
@@ -70,7 +72,8 @@ class TieredPolicy:
         if not path.exists():
             if settings.policy_file is not None:
                 raise PolicyLoadError(f"policy file {path} does not exist")
-            return cls([], path)
+            defaults = files("butler_policies").joinpath(DEFAULT_RULES)
+            return cls(parse_rules(defaults.read_text(encoding="utf-8"), Path(str(defaults))), path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

@@ -1,0 +1,178 @@
+"""http_request and send_email against real servers on 127.0.0.1 (http.server, aiosmtpd)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import call, json_lines, tool_results
+
+ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
+
+
+@pytest.fixture
+def allow_all(tmp_path: Path) -> list[str]:
+    path = tmp_path / "allow_all.py"
+    path.write_text(ALLOW_ALL)
+    return ["--policy", f"{path}:classify", "--yes-safe"]
+
+
+@pytest.fixture
+def web():
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def _reply(self, status: int, body: bytes = b"", headers: dict | None = None) -> None:
+            self.send_response(status)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            seen.append({"method": "GET", "path": self.path, "headers": dict(self.headers)})
+            port = self.server.server_address[1]
+            if self.path == "/away":
+                self._reply(302, headers={"location": f"http://localhost:{port}/hello"})
+            elif self.path == "/same":
+                self._reply(302, headers={"location": "/hello"})
+            else:
+                self._reply(200, b"hello from the web", {"content-type": "text/plain"})
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            seen.append({"method": "POST", "path": self.path, "body": body.decode()})
+            self._reply(201, b"created")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_request_parks_with_masked_secrets_and_runs_on_approval(web, butler, script) -> None:
+    url, seen = web
+    secret = "Bearer sk-live-VERY-SECRET"
+    model = script(
+        {
+            "tool_calls": [
+                call(
+                    "http_request",
+                    "h",
+                    method="POST",
+                    url=f"{url}/notes",
+                    headers={"Authorization": secret},
+                    body="note",
+                )
+            ]
+        },
+        {"text": "k"},
+    )
+    r = butler("run", "--model", model, "post it", "--json")
+    assert r.returncode == 3 and seen == []
+    approval = json_lines(r.stdout)[0]["approval"]
+    assert (
+        approval["title"].startswith(f"http_request: POST {url}/notes")
+        and "****" in approval["title"]
+    )
+    assert "VERY-SECRET" not in approval["title"]  # --json keeps the conversation verbatim
+    park_id = json_lines(r.stdout)[0]["park_id"]
+    assert "VERY-SECRET" not in butler("pending").stdout
+    assert "VERY-SECRET" not in butler("show", park_id).stdout
+    r = butler("resume", park_id, "--approve", "--json")
+    assert r.returncode == 0 and tool_results(r.stdout)[-1]["content"].startswith("HTTP 201")
+    assert seen == [{"method": "POST", "path": "/notes", "body": "note"}]
+
+
+def test_redirects_to_another_host_are_not_followed(web, butler, script, allow_all) -> None:
+    url, seen = web
+    model = script(
+        {
+            "tool_calls": [
+                call("http_request", "a", method="GET", url=f"{url}/away"),
+                call("http_request", "b", method="GET", url=f"{url}/same"),
+            ]
+        },
+        {"text": "k"},
+    )
+    r = butler("run", "--model", model, "go", "--json", *allow_all)
+    away, same = (x["content"] for x in tool_results(r.stdout))
+    assert away.startswith("HTTP 302") and "redirect to another host not followed" in away
+    assert same.startswith("HTTP 200") and same.endswith("hello from the web")
+    assert [s["path"] for s in seen] == ["/away", "/same", "/hello"]
+
+
+def test_http_request_bad_calls_are_refused(butler, script, allow_all) -> None:
+    model = script(
+        {"tool_calls": [call("http_request", "x", method="GET", url="file:///etc/passwd")]},
+        {"text": "k"},
+    )
+    res = tool_results(butler("run", "--model", model, "go", "--json", *allow_all).stdout)[0]
+    assert res["is_error"] and "http:// or https://" in res["content"]
+
+
+@pytest.fixture
+def smtp_server():
+    from aiosmtpd.controller import Controller
+
+    received: list = []
+
+    class Handler:
+        async def handle_DATA(self, server, session, envelope):
+            received.append(envelope)
+            return "250 OK"
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    controller = Controller(Handler(), hostname="127.0.0.1", port=port)
+    controller.start()
+    yield port, received
+    controller.stop()
+
+
+def test_send_email_runs_once_on_approval(smtp_server, butler, script) -> None:
+    port, received = smtp_server
+    for key, value in (
+        ("smtp.host", "127.0.0.1"),
+        ("smtp.port", str(port)),
+        ("smtp.tls", "none"),
+        ("smtp.sender", "me@example.test"),
+    ):
+        assert butler("config", "set", key, value).returncode == 0
+    model = script(
+        {
+            "tool_calls": [
+                call("send_email", "e", to="ana@example.test", subject="Lunch", body="Friday?")
+            ]
+        },
+        {"text": "sent"},
+    )
+    r = butler("run", "--model", model, "mail Ana", "--json")
+    assert r.returncode == 3 and received == []
+    approval = json_lines(r.stdout)[0]["approval"]
+    assert approval["title"] == "send_email to ana@example.test: 'Lunch' (7 characters)"
+    park_id = json_lines(r.stdout)[0]["park_id"]
+    assert butler("resume", park_id, "--approve").returncode == 0
+    assert butler("resume", park_id, "--approve").returncode == 5
+    [mail] = received
+    assert mail.rcpt_tos == ["ana@example.test"] and b"Subject: Lunch" in mail.content
+    assert b"Friday?" in mail.content
+
+
+def test_send_email_without_smtp_is_a_clear_error(butler, script, allow_all) -> None:
+    model = script(
+        {"tool_calls": [call("send_email", "e", to="a@b.c", subject="s", body="b")]}, {"text": "k"}
+    )
+    res = tool_results(butler("run", "--model", model, "go", "--json", *allow_all).stdout)[0]
+    assert res["is_error"] and "no SMTP server configured" in res["content"]
+    assert json.loads(butler("pending", "--json").stdout) == []
