@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.config import load_config, with_defaults
+from butler_cli.app.config import Config, load_config, with_defaults
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ParkError, UsageError
@@ -51,8 +51,28 @@ from butler_cli.store.files import butler_home
 from butler_cli.store.parks import ParkJournal, ParkStore
 from butler_cli.tools import builtin_toolsets
 
+if TYPE_CHECKING:
+    from butler_cli.tools.mcp import McpHub
+
 #: Gives each task of a batch its own observer (e.g. progress output), or None.
 ObserverFactory = Callable[[int, str], LoopObserver | None]
+
+
+def start_mcp(settings: Config) -> McpHub | None:
+    """Start the configured MCP servers; one that fails is named on stderr and left out."""
+    if not settings.mcp:
+        return None
+    import sys
+
+    from butler_cli.tools.mcp import McpHub, servers_from
+
+    hub = McpHub(servers_from(settings.mcp)).start()
+    for name, problem in hub.failures.items():
+        print(
+            f"butler: MCP server '{name}' did not start ({problem}); going on without it",
+            file=sys.stderr,
+        )
+    return hub
 
 
 def now_iso() -> str:
@@ -110,6 +130,7 @@ class Butler:
         base_url: str | None = None,
         allowed_roots: list[str] | None = None,
         smtp: dict[str, Any] | None = None,
+        mcp: McpHub | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -136,8 +157,10 @@ class Butler:
                     allowed_roots=allowed_roots,
                     smtp=smtp,
                 ),
+                *(mcp.toolsets(policy.classify) if mcp is not None else []),
             ]
         )
+        self.mcp = mcp
 
     @classmethod
     def build(
@@ -186,6 +209,7 @@ class Butler:
             opts.base_url,
             settings.allowed_roots(),
             settings.smtp,
+            start_mcp(settings),
         )
 
     def context(self, task: str) -> RunContext:

@@ -50,6 +50,8 @@ class Config:
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
     #: [smtp] for send_email: host, port, tls, user, password_env (a variable NAME), sender.
     smtp: dict[str, Any] = field(default_factory=dict)
+    #: [mcp.NAME]: command, args, env, governed (a list of globs, or true for the whole server).
+    mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def allowed_roots(self) -> list[str] | None:
         roots = self.values.get("allowed_roots")
@@ -71,6 +73,7 @@ def load_config(path: Path | None = None) -> Config:
     values: dict[str, Any] = {}
     providers: dict[str, ProviderSettings] = {}
     smtp: dict[str, Any] = {}
+    mcp: dict[str, dict[str, Any]] = {}
     for key, value in raw.items():
         if key == "providers":
             if not isinstance(value, dict):
@@ -89,6 +92,8 @@ def load_config(path: Path | None = None) -> Config:
                 )
         elif key == "smtp":
             smtp = _smtp(value, path)
+        elif key == "mcp":
+            mcp = _mcp(value, path)
         elif key in TOP_KEYS:
             if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
                 raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
@@ -98,9 +103,31 @@ def load_config(path: Path | None = None) -> Config:
         else:
             raise _bad(
                 path,
-                f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, 'providers', 'smtp'])}",
+                f"unknown setting '{key}'; known: "
+                f"{', '.join([*TOP_KEYS, 'providers', 'smtp', 'mcp'])}",
             )
-    return Config(values, providers, smtp)
+    return Config(values, providers, smtp, mcp)
+
+
+def _mcp(value: Any, path: Path) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise _bad(path, "[mcp] must hold one [mcp.NAME] table per server")
+    for name, table in value.items():
+        where = f"[mcp.{name}]"
+        if not isinstance(table, dict) or not isinstance(table.get("command"), str):
+            raise _bad(path, f'{where} needs command = "program" (stdio servers)')
+        if set(table) - {"command", "args", "env", "governed"}:
+            raise _bad(path, f"{where} takes command, args, env, governed")
+        args, env, governed = table.get("args", []), table.get("env", {}), table.get("governed", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise _bad(path, f"{where} args must be a list of strings")
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise _bad(path, f"{where} env must be a table of strings")
+        if governed is not True and not (
+            isinstance(governed, list) and all(isinstance(g, str) for g in governed)
+        ):
+            raise _bad(path, f"{where} governed must be true or a list of tool globs")
+    return dict(value)
 
 
 def _smtp(value: Any, path: Path) -> dict[str, Any]:
@@ -179,6 +206,8 @@ def set_value(key: str, value: str, path: Path | None = None) -> Path:
             "providers.<name>.base_url, providers.<name>.api_key_env or "
             "providers.<name>.api_key_file"
         )
+    if config.mcp:
+        raise UsageError(f"{path} has [mcp] servers; edit it by hand (config set keeps it simple)")
     write_atomic(path, dump(Config(values, providers, config.smtp)).encode("utf-8"))
     return path
 

@@ -1,0 +1,38 @@
+"""A small real MCP server (official SDK, stdio) for the tests: notes in a folder."""
+
+import os
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+NOTES = Path(os.environ["NOTES_DIR"])
+server = MCPServer("notes")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def lookup(title: str) -> str:
+    """Read a note by title."""
+    path = NOTES / f"{title}.txt"
+    return path.read_text() if path.exists() else f"no note called {title}"
+
+
+@server.tool()
+def create_note(title: str, text: str) -> str:
+    """Create a note."""
+    path = NOTES / f"{title}.txt"
+    with path.open("a") as fh:  # appends: a second run would show
+        fh.write(text)
+    return f"created {title}"
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True))
+def wipe() -> str:
+    """Delete every note."""
+    for p in NOTES.glob("*.txt"):
+        p.unlink()
+    return "wiped"
+
+
+if __name__ == "__main__":
+    server.run()

@@ -1,0 +1,67 @@
+"""MCP: a real server written with the SDK, launched over stdio by the butler."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import call, json_lines, tool_results
+
+SERVER = Path(__file__).parent / "mcp_notes_server.py"
+
+
+@pytest.fixture
+def notes(butler_home: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "tea.txt").write_text("oolong, 85 °C")
+    butler_home.mkdir(exist_ok=True)
+    (butler_home / "config.toml").write_text(
+        "[mcp.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}]\n"
+        f"env = {{ NOTES_DIR = {json.dumps(str(folder))} }}\n"
+        'governed = ["create*"]\n'
+        "\n[mcp.broken]\n"
+        'command = "/nonexistent/mcp-server"\n'
+    )
+    return folder
+
+
+def test_mcp_list(butler, notes) -> None:
+    r = butler("mcp", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    servers = {s["name"]: s for s in json.loads(r.stdout)["servers"]}
+    assert servers["broken"]["state"].startswith("failed")
+    kinds = {t["name"]: (t["kind"], t["hints"]) for t in servers["notes"]["tools"]}
+    assert kinds["notes__lookup"] == ("benign", "[declared read-only]")
+    assert kinds["notes__create_note"][0] == "governed"
+    assert kinds["notes__wipe"] == ("governed", "[declared destructive]")
+
+
+def test_mcp_list_with_none_configured(butler) -> None:
+    r = butler("mcp", "list")
+    assert (
+        r.returncode == 0 and "No MCP servers configured" in r.stdout and "[mcp.notes]" in r.stdout
+    )
+
+
+def test_benign_inline_governed_parks_and_runs_on_resume(butler, script, notes) -> None:
+    model = script(
+        {"tool_calls": [call("notes__lookup", "l", title="tea")]},
+        {"tool_calls": [call("notes__create_note", "c", title="shop", text="milk")]},
+        {"text": "done"},
+    )
+    r = butler("run", "--model", model, "notes", "--json")
+    assert r.returncode == 3, r.stderr
+    assert "MCP server 'broken' did not start" in r.stderr  # reported; the butler went on
+    assert tool_results(r.stdout)[0]["content"] == "oolong, 85 °C"
+    rep = json_lines(r.stdout)[0]
+    assert rep["approval"]["tool"] == "notes__create_note" and not (notes / "shop.txt").exists()
+    r = butler("resume", rep["park_id"], "--approve", "--json")  # a new process, a new server
+    assert r.returncode == 0, r.stderr
+    assert (notes / "shop.txt").read_text() == "milk"  # ran exactly once
+    assert butler("resume", rep["park_id"], "--approve").returncode == 5
+    assert (notes / "shop.txt").read_text() == "milk"
