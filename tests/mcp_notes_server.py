@@ -34,5 +34,11 @@ def wipe() -> str:
     return "wiped"
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def crash() -> str:
+    """Dies mid-call, as a buggy server would."""
+    os._exit(3)
+
+
 if __name__ == "__main__":
     server.run()

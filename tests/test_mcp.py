@@ -65,3 +65,16 @@ def test_benign_inline_governed_parks_and_runs_on_resume(butler, script, notes) 
     assert (notes / "shop.txt").read_text() == "milk"  # ran exactly once
     assert butler("resume", rep["park_id"], "--approve").returncode == 5
     assert (notes / "shop.txt").read_text() == "milk"
+
+
+def test_a_server_crash_mid_call_is_an_error_result(butler, script, notes) -> None:
+    model = script(
+        {"tool_calls": [call("notes__crash", "x")]},
+        {"tool_calls": [call("notes__lookup", "l", title="tea")]},
+        {"text": "k"},
+    )
+    r = butler("run", "--model", model, "crash it", "--json", timeout=150)
+    assert r.returncode == 0, r.stderr
+    first, second = tool_results(r.stdout)
+    assert first["is_error"] and first["content"]  # an error result, not a crash of the butler
+    assert second["is_error"]  # the server is gone: later calls fail cleanly too
