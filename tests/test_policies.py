@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from conftest import call, spawn_butler, tool_results
+from conftest import call, json_lines, spawn_butler, tool_results
 
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.policy.settings import PolicySettings
@@ -129,6 +129,31 @@ def test_a_third_party_policy_is_found_and_used_by_name(
     res = tool_results(r.stdout)
     assert res[0]["content"] == "Refused (not run): ACME policy: nothing is ever deleted."
     assert (workdir / "n.md").read_text() == "hi"
+
+
+def test_a_third_party_tool_plugin_loads_like_the_built_ins(
+    acme_venv, butler_home, workdir, script
+) -> None:
+    listed = json.loads(in_venv(acme_venv, butler_home, workdir, "tools", "list", "--json").stdout)
+    rows = {r["name"]: r for r in listed}
+    assert (
+        rows["acme_ping"]["kind"] == "benign"
+        and "acme-butler-policy 1.2.0" in rows["acme_ping"]["source"]
+    )
+    assert (rows["acme_launch"]["kind"], rows["acme_launch"]["default"]) == ("governed", "approve")
+    assert "butler-cli" in rows["write_file"]["source"] and rows["read_file"]["kind"] == "benign"
+    model = script(
+        {"tool_calls": [call("acme_ping", "p"), call("acme_launch", "l", what="rocket")]},
+        {"text": "k"},
+    )
+    r = in_venv(acme_venv, butler_home, workdir, "run", "--model", model, "go", "--json")
+    assert r.returncode == 3, r.stderr
+    assert not (workdir / "launched.txt").exists()
+    park_id = json_lines(r.stdout)[0]["park_id"]
+    r = in_venv(acme_venv, butler_home, workdir, "resume", park_id, "--approve", "--json")
+    assert r.returncode == 0, r.stderr
+    assert (workdir / "launched.txt").read_text() == "rocket\n"
+    assert tool_results(r.stdout)[0]["content"] == "pong"
 
 
 def test_a_broken_third_party_policy_is_named(acme_venv, butler_home, workdir, script) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from butler_cli.cli import chat, config, mcp, memory, parks, policy, resume, run
+from butler_cli.cli import chat, config, mcp, memory, parks, policy, resume, run, tools
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -33,6 +33,7 @@ app.add_typer(memory.app, name="memory")
 app.add_typer(policy.app, name="policy")
 app.add_typer(config.app, name="config")
 app.add_typer(mcp.app, name="mcp")
+app.add_typer(tools.app, name="tools")
 
 
 @app.callback()

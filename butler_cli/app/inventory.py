@@ -1,0 +1,51 @@
+"""Every tool the butler would offer, where it comes from, and its default verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from butler_cli.app.config import load_config, with_defaults
+from butler_cli.app.options import RunOptions
+from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
+from butler_cli.memory.tools import MemoryTools
+from butler_cli.policy.loader import DEFAULT_POLICY, load_policy
+from butler_cli.policy.settings import PolicySettings
+from butler_cli.store.files import butler_home
+from butler_cli.tools.paths import roots_from
+from butler_cli.tools.plugins import ToolContext, load_tool_plugins
+
+
+def tool_inventory(opts: RunOptions) -> list[dict[str, Any]]:
+    config = load_config()
+    opts = with_defaults(opts, config)
+    home = butler_home()
+    policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
+    policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
+    base = Path.cwd()
+    context = ToolContext(
+        base,
+        home,
+        policy.classify,
+        [p for p in [policy_file] if p],
+        roots_from(base, config.allowed_roots()),
+        config.smtp,
+    )
+    sources: list[tuple[str, Any]] = [
+        (
+            "built-in memory",
+            MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset(),
+        )
+    ]
+    for plugin in load_tool_plugins(context):
+        sources += [(plugin.source, toolset) for toolset in plugin.toolsets]
+    rows = []
+    for source, toolset in sources:
+        for spec in toolset.specs():
+            if toolset.governed:
+                default = spec.default_verdict.decision if spec.default_verdict else "approve"
+                kind = "governed"
+            else:
+                default, kind = "runs inline", "benign"
+            rows.append({"name": spec.name, "kind": kind, "default": default, "source": source})
+    return rows

@@ -1,0 +1,29 @@
+"""`butler tools list`: every tool, where it comes from, and its default verdict."""
+
+from __future__ import annotations
+
+import typer
+
+from butler_cli.cli.options import Json
+
+app = typer.Typer(
+    name="tools",
+    help="The tools the butler offers: built-ins and plug-ins (butler.tools entry points).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@app.command("list")
+def list_(json_out: Json = False) -> None:
+    """Every tool with its source and default verdict (MCP tools: see `butler mcp list`)."""
+    from butler_cli.app.inventory import tool_inventory
+    from butler_cli.app.options import RunOptions
+    from butler_cli.cli import render
+
+    rows = tool_inventory(RunOptions())
+    if json_out:
+        render.print_json(rows)
+        return
+    for row in rows:
+        print(f"{row['name']:<16} {row['kind']:<9} {row['default']:<12} {row['source']}")

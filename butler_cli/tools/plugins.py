@@ -1,0 +1,105 @@
+"""Tool plug-ins: toolsets found through the ``butler.tools`` entry points.
+
+The built-in tools load exactly this way (see ``pyproject.toml``). A plug-in is a callable
+``factory(context) -> Toolset | list[Toolset]``; each toolset says whether it is governed (a
+gate, classified by the policy) or benign. Find, then load, then validate: a broken plug-in is
+named in the error and the butler does not start without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from butler_cli.core.errors import UsageError
+from butler_cli.core.gate import Policy
+from butler_cli.core.toolsets import Toolset
+
+GROUP = "butler.tools"
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool plug-in may build its toolsets from."""
+
+    base_dir: Path
+    home: Path
+    policy: Policy | None
+    protected: Sequence[Path] = ()
+    roots: Sequence[Path] = ()
+    smtp: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoadedTools:
+    name: str
+    source: str
+    toolsets: list[Toolset]
+
+
+def load_tool_plugins(context: ToolContext) -> list[LoadedTools]:
+    """Every ``butler.tools`` plug-in, built-ins first (they come from butler-cli), then by name."""
+    found = sorted(
+        entry_points(group=GROUP),
+        key=lambda ep: (ep.dist is None or ep.dist.name != "butler-cli", ep.name),
+    )
+    loaded: list[LoadedTools] = []
+    for ep in found:
+        dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
+        where = f"tool plug-in '{ep.name}' = {ep.value} ({dist})"
+        try:
+            factory = ep.load()
+            made = factory(context)
+        except UsageError:
+            raise
+        except Exception as exc:
+            raise UsageError(
+                f"{where} failed: {type(exc).__name__}: {exc}"[:400], code="tool_plugin"
+            ) from exc
+        toolsets = list(made) if isinstance(made, list | tuple) else [made]
+        for toolset in toolsets:
+            if not (
+                hasattr(toolset, "specs")
+                and hasattr(toolset, "run")
+                and hasattr(toolset, "governed")
+            ):
+                raise UsageError(
+                    f"{where} returned {type(toolset).__name__}, not a toolset", code="tool_plugin"
+                )
+        loaded.append(LoadedTools(ep.name, where, toolsets))
+    return loaded
+
+
+# -- the built-ins, registered under butler.tools in pyproject.toml -----------------------------
+def files(context: ToolContext) -> list[Toolset]:
+    from butler_cli.tools.files import FileTools
+
+    tools = FileTools(context.base_dir, context.home, context.protected, context.roots)
+    return [tools.benign(), tools.governed(context.policy)]
+
+
+def clock(context: ToolContext) -> Toolset:
+    from butler_cli.tools.clock import clock_toolset
+
+    return clock_toolset()
+
+
+def command(context: ToolContext) -> Toolset:
+    from butler_cli.tools.command import CommandTool
+
+    return CommandTool(context.base_dir, context.home, list(context.roots)).governed(context.policy)
+
+
+def http(context: ToolContext) -> Toolset:
+    from butler_cli.tools.http import http_gate
+
+    return http_gate(context.policy)
+
+
+def email(context: ToolContext) -> Toolset:
+    from butler_cli.tools.email import EmailTool
+
+    return EmailTool(context.smtp).governed(context.policy)
