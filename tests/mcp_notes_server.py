@@ -41,4 +41,9 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if len(sys.argv) > 1:  # `mcp_notes_server.py PORT`: streamable HTTP on 127.0.0.1
+        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    else:
+        server.run()

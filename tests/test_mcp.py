@@ -78,3 +78,41 @@ def test_a_server_crash_mid_call_is_an_error_result(butler, script, notes) -> No
     first, second = tool_results(r.stdout)
     assert first["is_error"] and first["content"]  # an error result, not a crash of the butler
     assert second["is_error"]  # the server is gone: later calls fail cleanly too
+
+
+def test_a_streamable_http_server(butler, script, butler_home, tmp_path) -> None:
+    import os
+    import socket
+    import subprocess
+    import time
+
+    folder = tmp_path / "web-notes"
+    folder.mkdir()
+    (folder / "jazz.txt").write_text("Coltrane")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(SERVER), str(port)],
+        env={**os.environ, "NOTES_DIR": str(folder)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        butler_home.mkdir(exist_ok=True)
+        (butler_home / "config.toml").write_text(
+            f'[mcp.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
+        )
+        model = script({"tool_calls": [call("web__lookup", "l", title="jazz")]}, {"text": "k"})
+        r = butler("run", "--model", model, "go", "--json")
+        assert r.returncode == 0, r.stderr
+        assert tool_results(r.stdout)[0]["content"] == "Coltrane"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

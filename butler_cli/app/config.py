@@ -114,10 +114,12 @@ def _mcp(value: Any, path: Path) -> dict[str, dict[str, Any]]:
         raise _bad(path, "[mcp] must hold one [mcp.NAME] table per server")
     for name, table in value.items():
         where = f"[mcp.{name}]"
-        if not isinstance(table, dict) or not isinstance(table.get("command"), str):
-            raise _bad(path, f'{where} needs command = "program" (stdio servers)')
-        if set(table) - {"command", "args", "env", "governed"}:
-            raise _bad(path, f"{where} takes command, args, env, governed")
+        if not isinstance(table, dict) or not (
+            isinstance(table.get("command"), str) ^ isinstance(table.get("url"), str)
+        ):
+            raise _bad(path, f'{where} needs command = "program" (stdio) or url = "http…" (HTTP)')
+        if set(table) - {"command", "url", "args", "env", "governed"}:
+            raise _bad(path, f"{where} takes command or url, args, env, governed")
         args, env, governed = table.get("args", []), table.get("env", {}), table.get("governed", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise _bad(path, f"{where} args must be a list of strings")

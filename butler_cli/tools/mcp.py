@@ -31,7 +31,8 @@ SEP = "__"
 @dataclass(frozen=True)
 class McpServer:
     name: str
-    command: str
+    command: str | None = None  # stdio: the program to launch …
+    url: str | None = None  # … or a streamable HTTP endpoint
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     governed: bool | tuple[str, ...] = ()
@@ -113,17 +114,13 @@ class McpHub:
         return self
 
     async def _serve(self, server: McpServer, ready: Future[list[Any]]) -> None:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from mcp import ClientSession
 
-        params = StdioServerParameters(
-            command=server.command, args=list(server.args), env=dict(server.env) or None
-        )
         stop = asyncio.Event()
         self._stops[server.name] = stop
         try:
             async with (
-                stdio_client(params) as (reader, writer),
+                _transport(server) as (reader, writer),
                 ClientSession(reader, writer) as session,
             ):
                 await session.initialize()
@@ -189,6 +186,22 @@ class McpHub:
         return lambda args: self.call(tool, args)
 
 
+def _transport(server: McpServer) -> Any:
+    """The SDK's client transport for this server: stdio or streamable HTTP."""
+    if server.url:
+        from mcp.client.streamable_http import streamable_http_client
+
+        return streamable_http_client(server.url)
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    assert server.command is not None
+    env = dict(server.env) or None
+    return stdio_client(
+        StdioServerParameters(command=server.command, args=list(server.args), env=env)
+    )
+
+
 def servers_from(config: Mapping[str, Any]) -> list[McpServer]:
     """``[mcp.NAME]`` tables (already validated by the config loader) as server settings."""
     out = []
@@ -197,7 +210,8 @@ def servers_from(config: Mapping[str, Any]) -> list[McpServer]:
         out.append(
             McpServer(
                 name,
-                table["command"],
+                table.get("command"),
+                table.get("url"),
                 tuple(table.get("args", ())),
                 dict(table.get("env", {})),
                 governed if governed is True else tuple(governed or ()),
