@@ -116,3 +116,18 @@ def test_a_streamable_http_server(butler, script, butler_home, tmp_path) -> None
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_a_policy_rule_can_put_an_mcp_tool_behind_the_gate(butler, script, notes, tmp_path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nname = "lookups are private"\ntool = "notes__lookup"\ntier = "dangerous"\n'
+    )
+    model = script({"tool_calls": [call("notes__lookup", "l", title="tea")]}, {"text": "k"})
+    r = butler(
+        "run", "--model", model, "go", "--json", "--policy", "tiered", "--policy-file", str(rules)
+    )
+    assert r.returncode == 3, r.stderr
+    assert json_lines(r.stdout)[0]["approval"]["reason"].startswith(
+        "dangerous — rule 'lookups are private'"
+    )

@@ -155,8 +155,15 @@ class McpHub:
         self._thread.join(timeout=5)
 
     def toolsets(self, policy: Policy | None) -> list[Toolset]:
-        benign = [t for t in self.tools if not t.governed]
-        governed = [t for t in self.tools if t.governed]
+        """Benign tools inline; governed ones (config, a destructive hint, or a policy that
+        claims the name through an optional ``governs(tool_name)``) behind a gate."""
+        claims = getattr(getattr(policy, "__self__", policy), "governs", None)
+
+        def is_governed(t: McpTool) -> bool:
+            return t.governed or (callable(claims) and bool(claims(t.full_name)))
+
+        benign = [t for t in self.tools if not is_governed(t)]
+        governed = [t for t in self.tools if is_governed(t)]
         out: list[Toolset] = []
         if benign:
             out.append(FunctionToolset([(self._spec(t), self._runner(t)) for t in benign]))

@@ -80,6 +80,10 @@ class TieredPolicy:
             raise PolicyLoadError(f"policy file {path} cannot be read: {exc}") from exc
         return cls(parse_rules(text, path), path)
 
+    def governs(self, name: str) -> bool:
+        """A tool any rule names is put behind the gate (used for MCP tools, benign by default)."""
+        return any(fnmatch.fnmatchcase(name, rule.tool) and rule.tool != "*" for rule in self.rules)
+
     def classify(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """The strictest matching rule decides (file order breaks ties); no match → None."""
         best: Rule | None = None
