@@ -63,6 +63,17 @@ def butler(butler_home: Path, workdir: Path) -> Callable[..., subprocess.Complet
     return run
 
 
+ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
+
+
+@pytest.fixture
+def allow_all(tmp_path: Path) -> list[str]:
+    """Flags for a run whose policy allows everything: only the butler's own guards remain."""
+    path = tmp_path / "allow_all.py"
+    path.write_text(ALLOW_ALL)
+    return ["--policy", f"{path}:classify", "--yes-safe"]
+
+
 @pytest.fixture
 def script(tmp_path: Path) -> Callable[..., str]:
     """Write a scripted-model file from turns; returns the `--model` value for it."""

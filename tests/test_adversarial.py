@@ -9,15 +9,6 @@ from pathlib import Path
 import pytest
 from conftest import call, json_lines, tool_results
 
-ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
-
-
-@pytest.fixture
-def allow_all(tmp_path: Path) -> str:
-    path = tmp_path / "allow_all.py"
-    path.write_text(ALLOW_ALL)
-    return f"{path}:classify"
-
 
 def write_script(tmp_path: Path, raw: bytes | str, name: str = "hostile.json") -> str:
     path = tmp_path / name
@@ -85,7 +76,7 @@ def test_the_agent_cannot_reach_its_own_gate(
     path = target.format(home=butler_home, work=workdir, link=workdir / "link", park=park["id"])
     args = {"path": path, "content": "pwned"} if tool == "write_file" else {"path": path}
     model = script({"tool_calls": [call(tool, "t", **args)]}, {"text": "k"})
-    r = butler("run", "--model", model, "attack", "--policy", allow_all, "--yes-safe", "--json")
+    r = butler("run", "--model", model, "attack", "--json", *allow_all)
     assert r.returncode == 0, r.stderr
     [res] = tool_results(r.stdout)[-1:]
     assert res["is_error"] and "butler's own home" in res["content"]

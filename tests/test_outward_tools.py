@@ -6,19 +6,9 @@ import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from conftest import call, json_lines, tool_results
-
-ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
-
-
-@pytest.fixture
-def allow_all(tmp_path: Path) -> list[str]:
-    path = tmp_path / "allow_all.py"
-    path.write_text(ALLOW_ALL)
-    return ["--policy", f"{path}:classify", "--yes-safe"]
 
 
 @pytest.fixture

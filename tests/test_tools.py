@@ -10,15 +10,6 @@ from pathlib import Path
 import pytest
 from conftest import call, json_lines, tool_results
 
-ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
-
-
-@pytest.fixture
-def allow_all(tmp_path: Path) -> list[str]:
-    path = tmp_path / "allow_all.py"
-    path.write_text(ALLOW_ALL)
-    return ["--policy", f"{path}:classify", "--yes-safe"]
-
 
 def test_run_command_parks_with_the_exact_argv_and_cwd(butler, script, workdir) -> None:
     model = script(

@@ -12,7 +12,7 @@ from typing import Any
 
 from butler_cli.core.messages import ToolUseBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import Endpoint, Notice, mark_started, with_retries
+from butler_cli.providers.remote import RemoteModel, mark_started
 
 DEFAULT_MAX_TOKENS = 4096
 _STOP: dict[str, StopReason] = {
@@ -101,30 +101,16 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
     )
 
 
-class AnthropicModel:
+class AnthropicModel(RemoteModel):
     """A model behind the Anthropic Messages API (``anthropic:``)."""
 
-    def __init__(self, endpoint: Endpoint, notice: Callable[[str], None] | None = None) -> None:
-        self.endpoint = endpoint
-        self.spec = f"{endpoint.provider}:{endpoint.model}"
-        self._key = endpoint.key()
-        self._notice = notice or Notice()
-        self._client: Any = None
+    def new_client(self, key: str) -> Any:
+        import anthropic
 
-    def client(self) -> Any:
-        if self._client is None:
-            import anthropic
+        return anthropic.Anthropic(
+            api_key=key, base_url=self.endpoint.base_url, max_retries=0, timeout=120
+        )
 
-            self._client = anthropic.Anthropic(
-                api_key=self._key, base_url=self.endpoint.base_url, max_retries=0, timeout=120
-            )
-        return self._client
-
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def stream(self, request: ModelRequest) -> ModelResponse:
         body = to_wire(request, self.endpoint.model)
-
-        def call() -> ModelResponse:
-            stream = self.client().messages.create(stream=True, **body)
-            return read_events(stream, request.on_text)
-
-        return with_retries(call, self.endpoint, self._notice)
+        return read_events(self.client().messages.create(stream=True, **body), request.on_text)

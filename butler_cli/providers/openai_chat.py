@@ -13,7 +13,7 @@ from typing import Any
 
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import Endpoint, Notice, mark_started, with_retries
+from butler_cli.providers.remote import RemoteModel, mark_started
 
 _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_use",
@@ -147,31 +147,18 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(RemoteModel):
     """A model behind Chat Completions (``openai:``, ``ollama:``, ``openai-compatible:``)."""
 
-    def __init__(self, endpoint: Endpoint, notice: Callable[[str], None] | None = None) -> None:
-        self.endpoint = endpoint
-        self.spec = f"{endpoint.provider}:{endpoint.model}"
-        self._key = endpoint.key()  # a missing key stops here, before anything runs
-        self._notice = notice or Notice()
-        self._client: Any = None
+    def new_client(self, key: str) -> Any:
+        import openai
 
-    def client(self) -> Any:
-        if self._client is None:
-            import openai
+        return openai.OpenAI(
+            api_key=key, base_url=self.endpoint.base_url, max_retries=0, timeout=120
+        )
 
-            self._client = openai.OpenAI(
-                api_key=self._key, base_url=self.endpoint.base_url, max_retries=0, timeout=120
-            )
-        return self._client
-
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def stream(self, request: ModelRequest) -> ModelResponse:
         body = to_wire(request, self.endpoint.model)
         body.pop("stream")
-
-        def call() -> ModelResponse:
-            stream = self.client().chat.completions.create(stream=True, **body)
-            return read_stream(stream, request.on_text)
-
-        return with_retries(call, self.endpoint, self._notice)
+        chunks = self.client().chat.completions.create(stream=True, **body)
+        return read_stream(chunks, request.on_text)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from butler_cli.core.errors import ModelError, UsageError
+from butler_cli.core.provider import ModelRequest, ModelResponse
 
 T = TypeVar("T")
 RATE_LIMIT_TRIES = 4
@@ -69,6 +70,33 @@ class Notice:
         import sys
 
         print(f"butler: {message}", file=sys.stderr, flush=True)
+
+
+class RemoteModel:
+    """What both SDK-backed models share: the key read once (a missing key stops the build),
+    a client made on first use (so the SDK is imported only then), and bounded retries."""
+
+    def __init__(self, endpoint: Endpoint, notice: Callable[[str], None] | None = None) -> None:
+        self.endpoint = endpoint
+        self.spec = f"{endpoint.provider}:{endpoint.model}"
+        self._key = endpoint.key()
+        self._notice = notice or Notice()
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self.new_client(self._key)
+        return self._client
+
+    def new_client(self, key: str) -> Any:
+        raise NotImplementedError
+
+    def stream(self, request: ModelRequest) -> ModelResponse:
+        """Send one request and assemble its streamed answer."""
+        raise NotImplementedError
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        return with_retries(lambda: self.stream(request), self.endpoint, self._notice)
 
 
 def with_retries(call: Callable[[], T], endpoint: Endpoint, notice: Callable[[str], None]) -> T:
