@@ -224,3 +224,16 @@ def test_multi_line_entry_and_slash_completion(butler_home, workdir, script) -> 
     assert leave(child) == 0
     history = (butler_home / "chat_history").read_text()
     assert "+line one\n+line two" in history
+
+
+def test_the_first_prompt_needs_neither_rich_nor_pydantic() -> None:
+    """The chat draws its prompt before loading them (see BENCHMARKS.md): keep it that way."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, butler_cli.cli.entry, butler_cli.repl.start, butler_cli.repl.session\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'pydantic', 'typer'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -329,7 +329,7 @@ def resume_park(
                 "decision",
                 park=park_id,
                 tool=state.approval.tool,
-                args=_approved_args(state),
+                args=state.approved_arguments(),
                 outcome="approve" if decision.approved else "deny",
                 text=decision.note,
             )
@@ -356,10 +356,3 @@ def _decision_for(state: ParkState, approved: bool | None, note: str | None) -> 
     if approved is None:
         return read_decision(None)
     return Decision(approved=approved, note=note or None)
-
-
-def _approved_args(state: ParkState) -> dict[str, object]:
-    for call in state.calls:
-        if call.id == state.approval.call_id:
-            return dict(call.input)
-    return {}

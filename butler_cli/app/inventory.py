@@ -7,16 +7,20 @@ from typing import Any
 
 from butler_cli.app.config import load_config, with_defaults
 from butler_cli.app.options import RunOptions
+from butler_cli.core.gate import default_decision
+from butler_cli.core.toolsets import Toolset
 from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
 from butler_cli.memory.tools import MemoryTools
-from butler_cli.policy.loader import DEFAULT_POLICY, load_policy
+from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.store.files import butler_home
 from butler_cli.tools.paths import roots_from
 from butler_cli.tools.plugins import ToolContext, load_tool_plugins
 
 
-def tool_inventory(opts: RunOptions) -> list[dict[str, Any]]:
+def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, Toolset]]]:
+    """The active policy and every toolset (with where it comes from), built as a run would
+    build them but with no model: for `policy check/test` and `tools list`."""
     config = load_config()
     opts = with_defaults(opts, config)
     home = butler_home()
@@ -31,20 +35,20 @@ def tool_inventory(opts: RunOptions) -> list[dict[str, Any]]:
         roots_from(base, config.allowed_roots()),
         config.smtp,
     )
-    sources: list[tuple[str, Any]] = [
-        (
-            "built-in memory",
-            MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset(),
-        )
-    ]
+    memory = MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset()
+    sources: list[tuple[str, Toolset]] = [("built-in memory", memory)]
     for plugin in load_tool_plugins(context):
         sources += [(plugin.source, toolset) for toolset in plugin.toolsets]
+    return policy, sources
+
+
+def tool_inventory(opts: RunOptions) -> list[dict[str, Any]]:
+    _, sources = offline_toolsets(opts)
     rows = []
     for source, toolset in sources:
         for spec in toolset.specs():
             if toolset.governed:
-                default = spec.default_verdict.decision if spec.default_verdict else "approve"
-                kind = "governed"
+                default, kind = default_decision(spec), "governed"
             else:
                 default, kind = "runs inline", "benign"
             rows.append({"name": spec.name, "kind": kind, "default": default, "source": source})

@@ -7,17 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.config import load_config, with_defaults
+from butler_cli.app.inventory import offline_toolsets
 from butler_cli.app.options import RunOptions
 from butler_cli.core.errors import UsageError
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
-from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
-from butler_cli.memory.tools import MemoryTools
-from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
-from butler_cli.policy.settings import PolicySettings
-from butler_cli.store.files import butler_home
-from butler_cli.tools import builtin_toolsets
+from butler_cli.policy.loader import LoadedPolicy
 
 EXPECT = ("allow", "approve", "refuse")
 
@@ -29,20 +24,8 @@ class Checker:
 
     @classmethod
     def build(cls, opts: RunOptions) -> Checker:
-        config = load_config()
-        opts = with_defaults(opts, config)
-        home = butler_home()
-        policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
-        policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
-        memory = MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset()
-        tools = builtin_toolsets(
-            Path.cwd(),
-            home,
-            policy.classify,
-            protected=[policy_file],
-            allowed_roots=config.allowed_roots(),
-        )
-        return cls(policy, Toolbox([memory, *tools]))
+        policy, sources = offline_toolsets(opts)
+        return cls(policy, Toolbox([toolset for _, toolset in sources]))
 
     def verdict(self, tool: str, args: dict[str, Any]) -> Verdict | None:
         """The gate's verdict (guard, policy, default), or None for a benign tool."""

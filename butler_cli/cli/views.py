@@ -14,8 +14,7 @@ from butler_cli.tools.redact import redact
 
 def approval_panel(console: Console, state: ParkState) -> None:
     """The parked action as a person should see it before deciding: tool, title, reason, args."""
-    call = next((c for c in state.calls if c.id == state.approval.call_id), None)
-    args = json.dumps(redact(call.input if call else {}), indent=2, ensure_ascii=False)
+    args = json.dumps(redact(state.approved_arguments()), indent=2, ensure_ascii=False)
     console.print(f"[bold]Park {state.id}[/bold] — task: {escape(state.context.task)}")
     console.print(f"  tool:   {escape(state.approval.tool)}")
     console.print(f"  action: {escape(state.approval.title)}")

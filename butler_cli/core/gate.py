@@ -35,6 +35,11 @@ def default_title(name: str, args: dict[str, Any]) -> str:
     return f"{name}({text})"
 
 
+def default_decision(spec: ToolSpec) -> str:
+    """What a governed tool gets when the policy has no opinion (G2): its default, else approve."""
+    return spec.default_verdict.decision if spec.default_verdict is not None else "approve"
+
+
 class Gate:
     """Governed tools: classified by an injected policy, run only once cleared."""
 

@@ -101,6 +101,13 @@ class ParkState(BaseModel):
     started: list[str] = Field(default_factory=list)
     results: dict[str, ToolResultBlock] = Field(default_factory=dict)
 
+    def approved_arguments(self) -> dict[str, Any]:
+        """The arguments of the call the person is asked about (empty if it is missing)."""
+        for call in self.calls:
+            if call.id == self.approval.call_id:
+                return dict(call.input)
+        return {}
+
 
 class Journal(Protocol):
     """Durable progress of a resumed round: what started, what finished (X2)."""

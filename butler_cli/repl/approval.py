@@ -36,15 +36,8 @@ def fold(value: Any) -> Any:
     return value
 
 
-def _arguments(state: ParkState) -> dict[str, Any]:
-    for call in state.calls:
-        if call.id == state.approval.call_id:
-            return dict(call.input)
-    return {}
-
-
 def show(console: Console, state: ParkState, *, whole: bool = False) -> None:
-    args = redact(_arguments(state))  # secrets never reach the screen
+    args = redact(state.approved_arguments())  # secrets never reach the screen
     pretty = json.dumps(args if whole else fold(args), indent=2, ensure_ascii=False)
     body = (
         f"[bold]{escape(state.approval.title)}[/bold]\n"
@@ -82,7 +75,7 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
             if choice in ("y", "yes"):
                 return Answer(approved=True)
             if choice == "s":
-                exact = Grant(state.approval.tool, exact=canonical(_arguments(state)))
+                exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
                 console.print(escape(f"Granted for this session: {exact.describe()}"))
                 return Answer(approved=True, grant=exact)
             if choice == "w" and widen:

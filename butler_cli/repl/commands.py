@@ -47,13 +47,11 @@ def _resume(repl: ChatRepl, arg: str) -> None:
 
 
 def _tools(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.core.gate import default_decision  # not at import: the prompt comes first
+
     for toolset in repl.butler.toolbox.toolsets:
         for spec in toolset.specs():
-            if toolset.governed:
-                default = spec.default_verdict.decision if spec.default_verdict else "approve"
-                kind = f"governed (default {default})"
-            else:
-                kind = "benign"
+            kind = f"governed (default {default_decision(spec)})" if toolset.governed else "benign"
             repl.console.print(f"  {spec.name:<14} {kind:<28} {escape(spec.description)}")
 
 
