@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from butler_cli.core.messages import Message, ToolResultBlock, ToolUseBlock, error_result
 from butler_cli.core.park_format import PARK_VERSION
@@ -100,6 +100,14 @@ class ParkState(BaseModel):
     decided_at: str | None = None
     started: list[str] = Field(default_factory=list)
     results: dict[str, ToolResultBlock] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_identity_per_call(self) -> ParkState:
+        """Verdicts and results are keyed by call id: a park whose ids repeat is refused."""
+        ids = [c.id for c in self.calls]
+        if len(set(ids)) != len(ids) or not all(ids):
+            raise ValueError("the park's calls do not each have their own id")
+        return self
 
     def approved_arguments(self) -> dict[str, Any]:
         """The arguments of the call the person is asked about (empty if it is missing)."""

@@ -56,9 +56,10 @@ class ModelResponse:
     tool_calls: Sequence[ToolUseBlock] = ()
     stop_reason: StopReason = "end_turn"
     usage: Usage = field(default_factory=Usage)
-    #: Calls the provider could not read (bad JSON in the arguments, say): id → what is wrong.
-    #: They are answered with an error result and never run.
-    malformed: Mapping[str, str] = field(default_factory=dict)
+    #: Calls the provider could not read (bad JSON in the arguments, say): the call's position
+    #: in ``tool_calls`` → what is wrong. By position, not id: ids come from the model and may
+    #: repeat. They are answered with an error result and never run.
+    malformed: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def is_tool_round(self) -> bool:

@@ -9,6 +9,7 @@ no arguments, so the conversation and any park stay writable. Text is repaired, 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,8 @@ from butler_cli.core.messages import ToolResultBlock, ToolUseBlock, error_result
 
 MAX_DEPTH = 64
 MAX_ARGUMENT_BYTES = 8 * 1024 * 1024
+#: An id the loop keeps as the model sent it: short, plain, and safe for every wire format.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def clean_text(text: str) -> str:
@@ -58,23 +61,47 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def vet_calls(
-    calls: list[ToolUseBlock], known: Mapping[str, str] | None = None
-) -> tuple[list[ToolUseBlock], dict[str, ToolResultBlock]]:
-    """The calls as they may be kept, and the error results of the malformed ones.
+def call_identities(calls: list[ToolUseBlock]) -> list[str]:
+    """One distinct id per call, in order (spec L7: every call gets exactly one result).
 
-    ``known``: problems the provider already found (id → what is wrong).
+    Ids come from the model and are untrusted: they may repeat, be empty or hold anything. A
+    plain id seen for the first time is kept, so the model's own ids survive the round trip;
+    any other call gets ``butler-<position>`` (suffixed until unique). Verdicts, results and
+    the park's journal are all keyed by these ids, so a refusal binds to its own call.
+    """
+    taken = {c.id for c in calls}
+    used: set[str] = set()
+    out: list[str] = []
+    for position, call in enumerate(calls):
+        ident = call.id
+        if ident in used or not _PLAIN_ID.fullmatch(ident):
+            ident, n = f"butler-{position}", 0
+            while ident in taken or ident in used:
+                n += 1
+                ident = f"butler-{position}-{n}"
+        used.add(ident)
+        out.append(ident)
+    return out
+
+
+def vet_calls(
+    calls: list[ToolUseBlock], known: Mapping[int, str] | None = None
+) -> tuple[list[ToolUseBlock], dict[str, ToolResultBlock]]:
+    """The calls as they may be kept, each with its own id, and the error results of the
+    malformed ones.
+
+    ``known``: problems the provider already found (position in ``calls`` → what is wrong).
     """
     kept: list[ToolUseBlock] = []
     refused: dict[str, ToolResultBlock] = {}
-    for call in calls:
-        problem = (known or {}).get(call.id) or problem_with(call.input)
+    for position, (call, ident) in enumerate(zip(calls, call_identities(calls), strict=True)):
+        problem = (known or {}).get(position) or problem_with(call.input)
         if problem is None:
-            kept.append(call)
+            kept.append(call if ident == call.id else call.model_copy(update={"id": ident}))
             continue
-        kept.append(ToolUseBlock(id=call.id, name=clean_text(call.name), input={}))
-        refused[call.id] = error_result(
-            call.id,
+        kept.append(ToolUseBlock(id=ident, name=clean_text(call.name), input={}))
+        refused[ident] = error_result(
+            ident,
             f"Not run: the arguments of '{clean_text(call.name)}' were malformed: {problem}.",
         )
     return kept, refused

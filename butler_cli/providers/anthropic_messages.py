@@ -81,7 +81,7 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
             mark_started(exc)
         raise
     calls: list[ToolUseBlock] = []
-    malformed: dict[str, str] = {}
+    malformed: dict[int, str] = {}
     for index in sorted(blocks):
         block = blocks[index]
         raw = "".join(block["json"]) or "{}"
@@ -90,7 +90,7 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
             if not isinstance(args, dict):
                 raise ValueError("not an object")
         except ValueError as exc:
-            args, malformed[block["id"]] = {}, f"bad JSON in the arguments ({exc})"
+            args, malformed[len(calls)] = {}, f"bad JSON in the arguments ({exc})"
         calls.append(ToolUseBlock(id=block["id"], name=block["name"], input=args))
     return ModelResponse(
         "".join(text),

@@ -119,17 +119,17 @@ def read_stream(chunks: Any, on_text: Callable[[str], None] | None = None) -> Mo
             mark_started(exc)
         raise
     tool_calls: list[ToolUseBlock] = []
-    malformed: dict[str, str] = {}
+    malformed: dict[int, str] = {}
     for index in sorted(calls):
         slot = calls[index]
-        call_id = slot["id"] or f"call_{index}"
+        call_id = slot["id"] or ""  # a missing id gets one in the loop (vet_calls)
         raw = "".join(slot["args"]) or "{}"
         try:
             args = json.loads(raw)
             if not isinstance(args, dict):
                 raise ValueError("not an object")
         except ValueError as exc:
-            args, malformed[call_id] = {}, f"bad JSON in the arguments ({exc})"
+            args, malformed[len(tool_calls)] = {}, f"bad JSON in the arguments ({exc})"
         tool_calls.append(ToolUseBlock(id=call_id, name=slot["name"], input=args))
     stop = _STOP.get(finish or "", "end_turn")
     if tool_calls and stop == "end_turn" and finish is None:

@@ -102,9 +102,8 @@ def _response(k: int, turn: ScriptTurn) -> ModelResponse:
         ToolUseBlock(id=c.id or f"call_{k}_{i}", name=c.name, input=c.arguments)
         for i, c in enumerate(turn.tool_calls or [])
     ]
-    ids = [c.id for c in calls]
-    if len(set(ids)) != len(ids):
-        raise UsageError(f"scripted turn {k} repeats a tool call id")
+    # Repeated or empty ids are kept: a script stands in for a model, and the loop gives every
+    # call its own identity whatever the model sent (core/vet.py).
     stop: StopReason = turn.stop_reason or ("tool_use" if calls else "end_turn")
     # A script spends no tokens: its usage stays zero, so nothing pretends to have been billed.
     return ModelResponse(text=turn.text or "", tool_calls=calls, stop_reason=stop, usage=Usage())
