@@ -266,7 +266,8 @@ class TestCase14Gate:
             raise RuntimeError("rules file missing")
 
         v = Recorder().gate(policy=broken).classify("delete_agent", {})
-        assert v == approve("policy error: RuntimeError: rules file missing")
+        assert v.decision == "approve" and "RuntimeError" in v.reason
+        assert "rules file missing" not in v.reason  # its text may quote arguments: not audited
 
     def test_policy_gets_a_copy_of_the_args(self) -> None:
         def meddle(name: str, args: dict[str, Any]) -> None:

@@ -32,7 +32,17 @@ class Checker:
         if self.toolbox.owner(tool) is None:
             raise UsageError(f"no tool named '{tool}'; see /tools in the chat")
         gate = self.toolbox.gate_for(tool)
-        return None if gate is None else gate.classify(tool, args)
+        if gate is None:
+            return None
+        verdict = gate.classify(tool, args)
+        if verdict.reason.startswith("policy error:"):
+            # The gate keeps only the exception's type (its text may quote arguments and the
+            # reason is audited); here, for the policy's author, the whole message is shown.
+            try:
+                self.policy.classify(tool, dict(args))
+            except Exception as exc:
+                return Verdict(verdict.decision, f"{verdict.reason}: {exc}")
+        return verdict
 
 
 def parse_args_json(text: str) -> dict[str, Any]:

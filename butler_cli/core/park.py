@@ -81,6 +81,9 @@ class RunContext(BaseModel):
     profile: str = "default"
     policy_file: str | None = None
     base_url: str | None = None
+    #: The frozen memory block the conversation was sent; a resume sends it again, byte for
+    #: byte (None in parks written before it was kept: the resume composes one afresh).
+    memory_block: str | None = None
 
 
 class ParkState(BaseModel):
@@ -133,6 +136,14 @@ class Journal(Protocol):
 
 
 Classifier = Callable[[ToolUseBlock], Verdict]
+#: Told, for each governed call of a resumed round, the verdict that held and what came of it
+#: ("ran", "refused", "declined", "needs its own approval", "no approval on record",
+#: "outcome unknown"): the audit log records every one (no values, only a hash).
+Judged = Callable[[ToolUseBlock, Verdict | None, str], None]
+
+
+def _not_judged(call: ToolUseBlock, verdict: Verdict | None, outcome: str) -> None:
+    """The default :data:`Judged`: nobody listening."""
 
 
 def answer_parked_round(
@@ -143,6 +154,7 @@ def answer_parked_round(
     toolbox: Toolbox,
     classify: Classifier,
     journal: Journal,
+    judged: Judged = _not_judged,
 ) -> list[ToolResultBlock]:
     """Give every saved call exactly one result, in order (R2), running each at most once (X2).
 
@@ -155,43 +167,49 @@ def answer_parked_round(
         if done is not None:
             results.append(done)
             continue
+        governed = toolbox.is_governed(call.name)
+        blocked: ToolResultBlock | None = None
         if journal.was_started(call.id):
-            result = error_result(call.id, OUTCOME_UNKNOWN)
+            blocked = error_result(call.id, OUTCOME_UNKNOWN)
+            if governed:
+                judged(call, None, "outcome unknown")
+        elif governed:  # a benign sibling was only deferred by the park: it just runs
+            blocked, verdict, outcome = _judge(call, verdicts, approved_id, decision, classify)
+            judged(call, verdict, outcome)
+        if blocked is None:
+            journal.mark_started(call.id)
+            result = toolbox.run(call)
         else:
-            blocked = _blocked_result(call, verdicts, approved_id, decision, toolbox, classify)
-            if blocked is None:
-                journal.mark_started(call.id)
-                result = toolbox.run(call)
-            else:
-                result = blocked
+            result = blocked
         journal.record_result(result)
         results.append(result)
     journal.resolved()
     return results
 
 
-def _blocked_result(
+def _judge(
     call: ToolUseBlock,
     verdicts: dict[str, Verdict],
     approved_id: str,
     decision: Decision,
-    toolbox: Toolbox,
     classify: Classifier,
-) -> ToolResultBlock | None:
-    """The error result for a call that must not run, or None when it may run."""
-    if not toolbox.is_governed(call.name):
-        return None  # a benign sibling, only deferred by the park (or unknown: errors itself)
+) -> tuple[ToolResultBlock | None, Verdict | None, str]:
+    """For a governed call: the error result if it must not run (None if it may), the
+    verdict that held, and the outcome in words. A benign sibling is only deferred by the
+    park (or unknown, and errors itself): the caller runs it without asking this."""
     saved = verdicts.get(call.id)
     if saved is None:
-        return error_result(call.id, NO_APPROVAL_ON_RECORD)
+        return error_result(call.id, NO_APPROVAL_ON_RECORD), None, "no approval on record"
     verdict = saved.stricter(classify(call))
     if verdict.decision == "refuse":
-        return error_result(call.id, refused_message(verdict.reason))
+        return error_result(call.id, refused_message(verdict.reason)), verdict, "refused"
     if call.id == approved_id:
-        return None if decision.approved else error_result(call.id, declined_message(decision.note))
+        if decision.approved:
+            return None, verdict, "ran"
+        return error_result(call.id, declined_message(decision.note)), verdict, "declined"
     if verdict.decision == "approve":
-        return error_result(call.id, NEEDS_OWN_APPROVAL)
-    return None
+        return error_result(call.id, NEEDS_OWN_APPROVAL), verdict, "needs its own approval"
+    return None, verdict, "ran"
 
 
 def verdicts_from_state(state: ParkState) -> dict[str, Verdict]:

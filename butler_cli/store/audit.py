@@ -44,3 +44,41 @@ class AuditLog:
             "reason" if event == "verdict" else "note": text,
         }
         append_line(self.path, compact_json(line))
+
+    def record_judged(
+        self,
+        *,
+        park: str | None,
+        tool: str,
+        args: dict[str, Any],
+        verdict: str | None,
+        reason: str | None,
+        outcome: str,
+    ) -> None:
+        """A governed call of a resumed park, judged again: the verdict that held and what
+        came of it (ran, refused, declined, needs its own approval, …)."""
+        line = {
+            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "event": "resume",
+            "park": park,
+            "tool": tool,
+            "args_sha256": args_digest(args),
+            "verdict": verdict,
+            "reason": reason,
+            "outcome": outcome,
+        }
+        append_line(self.path, compact_json(line))
+
+    def record_grant(self, *, number: int, tool: str, scope: str, args: dict[str, Any]) -> None:
+        """A person granted an approval for the rest of a chat session. ``scope`` is
+        "exact" or the argument names a widened grant covers — never their values."""
+        line = {
+            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "event": "grant",
+            "park": None,
+            "tool": tool,
+            "args_sha256": args_digest(args),
+            "grant": number,
+            "scope": scope,
+        }
+        append_line(self.path, compact_json(line))

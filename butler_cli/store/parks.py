@@ -268,8 +268,11 @@ class ParkJournal:
         self._store.save(self.state)
 
     def resolved(self) -> None:
+        from butler_cli.store.ledger import DecisionLedger
+
         self.state.status = "resolved"
         self._store.save(self.state)
+        DecisionLedger(self._store.home).record(self.state.id, "resolved")
         crash_point("round-resolved")
 
 
