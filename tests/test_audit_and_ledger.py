@@ -4,7 +4,6 @@ and never an argument's value. Attacks through the installed `butler`."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from conftest import call, spawn_butler
