@@ -34,6 +34,20 @@ def wipe() -> str:
     return "wiped"
 
 
+@server.tool()
+def archive(title: str) -> str:
+    """Move a note away. It carries no annotations: by the MCP defaults it may change things."""
+    path = NOTES / f"{title}.txt"
+    path.rename(NOTES / f"{title}.archived")
+    return f"archived {title}"
+
+
+@server.tool()
+def count() -> str:
+    """How many notes there are (no annotations; the config marks it benign)."""
+    return str(len(list(NOTES.glob("*.txt"))))
+
+
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def crash() -> str:
     """Dies mid-call, as a buggy server would."""

@@ -24,6 +24,7 @@ def notes(butler_home: Path, tmp_path: Path) -> Path:
         f"args = [{json.dumps(str(SERVER))}]\n"
         f"env = {{ NOTES_DIR = {json.dumps(str(folder))} }}\n"
         'governed = ["create*"]\n'
+        'benign = ["count"]\n'
         "\n[mcp.broken]\n"
         'command = "/nonexistent/mcp-server"\n'
     )
@@ -39,6 +40,23 @@ def test_mcp_list(butler, notes) -> None:
     assert kinds["notes__lookup"] == ("benign", "[declared read-only]")
     assert kinds["notes__create_note"][0] == "governed"
     assert kinds["notes__wipe"] == ("governed", "[declared destructive]")
+    assert kinds["notes__archive"][0] == "governed"  # no annotations: the MCP defaults govern it
+    assert kinds["notes__count"][0] == "benign"  # the config says so
+
+
+def test_a_tool_without_annotations_asks_first(butler, script, notes) -> None:
+    """The MCP defaults are readOnlyHint false and destructiveHint true: a tool the server does
+    not mark read-only, and the config does not mark benign, waits for a person."""
+    model = script(
+        {"tool_calls": [call("notes__count", "n"), call("notes__archive", "a", title="tea")]},
+        {"text": "done"},
+    )
+    r = butler("run", "--model", model, "tidy", "--json", "--yes-safe")
+    assert r.returncode == 3, r.stderr
+    rep = json_lines(r.stdout)[0]
+    assert rep["approval"]["tool"] == "notes__archive"
+    assert "does not declare it read-only" in rep["approval"]["reason"]
+    assert (notes / "tea.txt").exists() and not (notes / "tea.archived").exists()
 
 
 def test_mcp_list_with_none_configured(butler) -> None:

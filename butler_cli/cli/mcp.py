@@ -21,6 +21,8 @@ EXAMPLE = """No MCP servers configured. Add one to {path}, for example:
 command = "python"
 args = ["-m", "my_notes_server"]
 governed = ["create*", "delete*"]   # these tools wait for your approval; true = all of them
+benign = ["count"]                   # run without asking though the server does not mark them
+                                     # read-only (tools with no annotations are governed)
 """
 
 

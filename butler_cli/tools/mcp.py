@@ -2,9 +2,12 @@
 
 The official ``mcp`` SDK is asynchronous; the hub runs each server's session on one background
 event loop and the loop calls into it synchronously. A tool is benign unless the config puts it
-behind the gate (``governed = ["create*"]`` or ``governed = true`` for the whole server) or the
-server declares it destructive; declared hints are shown in its description. A server that
-fails to start is reported and the butler runs without it.
+behind the gate unless its server declares it read-only (``readOnlyHint``) or the config
+names it benign (``benign = ["count"]``): the MCP specification's defaults are
+``readOnlyHint: false`` and ``destructiveHint: true``, so a tool with no annotations may change
+things. The config can govern more (``governed = ["create*"]``, or ``true`` for the whole
+server); a declared hint is shown in the tool's description. A server that fails to start is
+reported and the butler runs without it.
 """
 
 from __future__ import annotations
@@ -36,11 +39,18 @@ class McpServer:
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     governed: bool | tuple[str, ...] = ()
+    #: Tool globs the config declares benign although the server does not mark them read-only.
+    benign: tuple[str, ...] = ()
 
-    def governs(self, tool: str, destructive: bool) -> bool:
-        if self.governed is True or destructive:
-            return True
+    def governs(self, tool: str, read_only: bool, destructive: bool) -> bool:
+        """Governed: named by ``governed``, declared destructive, or not known to be benign
+        (neither declared read-only by the server nor named in ``benign``)."""
         patterns = self.governed if isinstance(self.governed, tuple) else ()
+        if self.governed is True or destructive or self._named(tool, patterns):
+            return True
+        return not (read_only or self._named(tool, self.benign))
+
+    def _named(self, tool: str, patterns: tuple[str, ...]) -> bool:
         return any(
             fnmatch.fnmatchcase(tool, p) or fnmatch.fnmatchcase(f"{self.name}{SEP}{tool}", p)
             for p in patterns
@@ -62,7 +72,7 @@ class McpTool:
 
     @property
     def governed(self) -> bool:
-        return self.server.governs(self.name, bool(self.destructive))
+        return self.server.governs(self.name, self.read_only is True, self.destructive is True)
 
     def hints(self) -> str:
         shown = [
@@ -181,11 +191,12 @@ class McpHub:
     def _spec(self, tool: McpTool, governed: bool = False) -> ToolSpec:
         default = None
         if governed:
-            why = (
-                "the server declares it destructive"
-                if tool.destructive
-                else "governed by your MCP config"
-            )
+            if tool.destructive:
+                why = "the server declares it destructive"
+            elif tool.read_only or tool.server._named(tool.name, tool.server.benign):
+                why = "governed by your MCP config"
+            else:
+                why = "the server does not declare it read-only"
             default = approve(f"MCP tool {tool.full_name}: {why} — asking you first")
         return ToolSpec(tool.full_name, f"{tool.description}{tool.hints()}", tool.schema, default)
 
@@ -202,8 +213,10 @@ def _transport(server: McpServer) -> Any:
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 
+    from butler_cli.tools.redact import child_env
+
     assert server.command is not None
-    env = dict(server.env) or None
+    env = child_env(server.env)  # the allowlist and what the config passes, never our keys
     return stdio_client(
         StdioServerParameters(command=server.command, args=list(server.args), env=env)
     )
@@ -222,6 +235,7 @@ def servers_from(config: Mapping[str, Any]) -> list[McpServer]:
                 tuple(table.get("args", ())),
                 dict(table.get("env", {})),
                 governed if governed is True else tuple(governed or ()),
+                tuple(table.get("benign", ())),
             )
         )
     return out
