@@ -16,7 +16,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from butler_cli.memory.block import render_block  # noqa: E402
 from butler_cli.memory.entries import Entry  # noqa: E402
 from butler_cli.memory.store import open_memory  # noqa: E402
 
@@ -149,7 +148,7 @@ def main() -> None:
             if n == 10_000:
                 start = time.perf_counter()
                 for _ in range(10):
-                    block = render_block(*mem.block_candidates())
+                    block = mem.block()
                 build = (time.perf_counter() - start) / 10
                 start = time.perf_counter()
                 for _ in range(10):

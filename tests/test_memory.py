@@ -106,7 +106,7 @@ class TestFrozenBlock:
             )
             for i in range(3000)
         )
-        block = render_block(*mem.block_candidates())
+        block = mem.block()
         assert f"[{pinned.id}] allergic to peanuts" in block.splitlines()[3]
         assert "lower-priority memories omitted" in block
 

@@ -38,7 +38,6 @@ from butler_cli.core.park import (
 from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
-from butler_cli.memory.block import render_block
 from butler_cli.memory.capture import capture_turn
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
 from butler_cli.memory.tools import MemoryTools
@@ -131,6 +130,7 @@ class Butler:
         allowed_roots: list[str] | None = None,
         smtp: dict[str, Any] | None = None,
         mcp: McpHub | None = None,
+        recorded_block: str | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -143,8 +143,9 @@ class Butler:
         self.policy_file = policy_file
         self.base_url = base_url
         self.persona = config.system
-        # F4: the block is composed once for this session; `remember` does not change it.
-        self.block = render_block(*memory.block_candidates())
+        # F4: the block is composed once for this session; `remember` does not change it. A
+        # resumed park sends the block it was parked with (``recorded_block``), byte for byte.
+        self.block = memory.block(recorded_block)
         self.config = replace(config, system=system_prompt(self.block, self.persona))
         self.toolbox = Toolbox(
             [
@@ -170,6 +171,7 @@ class Butler:
         cwd: Path | None = None,
         home: Path | None = None,
         grants: GrantBook | None = None,
+        recorded_block: str | None = None,
     ) -> Butler:
         """Resolve model and policy up front: a bad one is a usage error before anything runs.
 
@@ -210,6 +212,7 @@ class Butler:
             settings.allowed_roots(),
             settings.smtp,
             start_mcp(settings),
+            recorded_block,
         )
 
     def context(self, task: str) -> RunContext:
@@ -223,6 +226,7 @@ class Butler:
             profile=self.memory.profile,
             policy_file=str(self.policy_file) if self.policy_file else None,
             base_url=self.base_url,
+            memory_block=self.block,
         )
 
     def summarize(self, prompt: str) -> str:
@@ -317,8 +321,14 @@ def resume_park(
     with store.lock(park_id):
         state = store.load(park_id)
         decision = _decision_for(state, approved, note)
+        opts = opts.over(state.context)
+        same_memory = (opts.profile or DEFAULT_PROFILE) == state.context.profile
         butler = Butler.build(
-            opts.over(state.context), cwd=Path(state.context.cwd), home=home, grants=grants
+            opts,
+            cwd=Path(state.context.cwd),
+            home=home,
+            grants=grants,
+            recorded_block=state.context.memory_block if same_memory else None,
         )
         if state.status == "pending":
             state.status = "decided"

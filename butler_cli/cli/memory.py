@@ -97,16 +97,16 @@ def forget(
 ) -> None:
     """Forget one memory by id, or --all of them (asks first)."""
     from butler_cli.core.errors import UsageError
+    from butler_cli.memory.store import UnknownMemory
 
     store = _store(profile)
     if all_ == (entry_id is not None):
         raise UsageError("give one memory ID, or --all")
     if entry_id is not None:
-        gone = store.forget(entry_id)
-        print(
-            f"Forgot {entry_id}." if gone else f"No memory {entry_id} in profile {store.profile}."
-        )
-        raise typer.Exit(0 if gone else 1)
+        if not store.forget(entry_id):
+            raise UnknownMemory(f"no memory {entry_id} in profile {store.profile}")
+        print(f"Forgot {entry_id}.")
+        return
     count = store.count()
     if not yes:
         if not sys.stdin.isatty():
@@ -155,9 +155,7 @@ def import_(
 @app.command("show-block")
 def show_block(profile: Profile = None) -> None:
     """The frozen memory block exactly as the next session will send it."""
-    from butler_cli.memory.block import render_block
-
-    print(render_block(*_store(profile).block_candidates()))
+    print(_store(profile).block())
 
 
 @app.command("consolidate")

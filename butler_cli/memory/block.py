@@ -6,6 +6,7 @@ order, so provider prompt caches keep hitting turn after turn.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from butler_cli.memory.entries import Entry, sort_entries
@@ -21,16 +22,21 @@ PREAMBLE = (
 EMPTY = "_(no memories yet)_"
 
 
+_BULLET_ID = re.compile(r"^- \[([^\]\s]+)\] ", re.MULTILINE)
+
+
 def bullet(entry: Entry) -> str:
     return f"- [{entry.id}] {' '.join(entry.text.split())}"
 
 
 def render_block(
-    entries: Iterable[Entry], budget: int = DEFAULT_BUDGET, total: int | None = None
+    entries: Iterable[Entry], *, budget: int = DEFAULT_BUDGET, total: int | None = None
 ) -> str:
     """Render semantic entries by M3 within ``budget`` characters of bullet lines.
 
-    ``total`` is how many semantic entries exist when ``entries`` is a window of them.
+    ``total`` is how many semantic entries exist when ``entries`` is a window of them. Both
+    are keyword-only: a count passed by position once became the budget, and the block held
+    one fact.
     """
     ranked = sort_entries([e for e in entries if e.kind == "semantic"])
     lines: list[str] = []
@@ -46,3 +52,8 @@ def render_block(
         lines.append(f"- _({omitted} lower-priority memories omitted to fit the memory budget)_")
     body = lines or [EMPTY]
     return "\n".join([OPEN, HEADING, PREAMBLE, *body, CLOSE])
+
+
+def block_ids(block: str) -> list[str]:
+    """The ids of the facts a rendered block shows, in its order."""
+    return _BULLET_ID.findall(block)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from butler_cli.core.errors import UsageError
+from butler_cli.memory.block import CLOSE, OPEN, block_ids, render_block
 from butler_cli.memory.entries import (
     KINDS,
     Entry,
@@ -65,6 +66,12 @@ MIGRATIONS: list[tuple[str, str]] = [
 _COLUMNS = "e.id, e.kind, e.text, e.ts, e.importance, e.meta"
 
 
+class UnknownMemory(UsageError):
+    """No memory with that id in this profile."""
+
+    code = "memory_not_found"
+
+
 def _entry(row: Sequence[Any]) -> Entry:
     meta = json.loads(row[5])
     meta["importance"] = row[4]
@@ -80,13 +87,28 @@ class MemoryStore:
         self.path = path
         self.profile = profile
         self._db: sqlite3.Connection | None = None
+        self._empty: sqlite3.Connection | None = None
 
     # -- connection ------------------------------------------------------------------------
     @property
     def db(self) -> sqlite3.Connection:
+        """The database file, created (with the home) on first use: for writes."""
         if self._db is None:
             self._db = self._open()
         return self._db
+
+    @property
+    def reader(self) -> sqlite3.Connection:
+        """The database for a read. Before the file exists, an empty in-memory one of the same
+        schema: listing, searching or showing the block on a fresh home creates nothing."""
+        if self._db is None and not self.path.exists():
+            if self._empty is None:
+                self._empty = sqlite3.connect(
+                    ":memory:", isolation_level=None, check_same_thread=False
+                )
+                self._migrate(self._empty)
+            return self._empty
+        return self.db
 
     def _open(self) -> sqlite3.Connection:
         ensure_private_dir(self.path.parent)
@@ -123,9 +145,10 @@ class MemoryStore:
                 raise
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        for db in (self._db, self._empty):
+            if db is not None:
+                db.close()
+        self._db = self._empty = None
 
     # -- writes ----------------------------------------------------------------------------
     def remember(
@@ -137,9 +160,15 @@ class MemoryStore:
             raise ValueError(f"kind '{kind}' is not one of {', '.join(KINDS)}")
         meta = dict(meta or {})
         importance = coerce_importance(meta.pop("importance", None))
-        entry = Entry(new_id(), kind, text, now_ts(), {**meta, "importance": importance})
-        self.add_entries([entry])
-        return entry
+        for attempt in range(3):
+            entry = Entry(new_id(), kind, text, now_ts(), {**meta, "importance": importance})
+            try:
+                self.add_entries([entry])
+                return entry
+            except sqlite3.IntegrityError:  # another process took the same id: take another
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def add_entries(self, entries: Iterable[Entry]) -> int:
         """Insert entries as they are (import, consolidation) in one transaction."""
@@ -168,6 +197,8 @@ class MemoryStore:
     def forget(self, ids: str | Iterable[str]) -> int:
         """Forget entries of this profile by id; returns how many existed."""
         wanted = [ids] if isinstance(ids, str) else list(ids)
+        if not wanted or (self._db is None and not self.path.exists()):
+            return 0  # nothing to forget: the file is not created for it
         db = self.db
         gone = 0
         db.execute("BEGIN IMMEDIATE")
@@ -190,7 +221,8 @@ class MemoryStore:
     def clear(self) -> int:
         """Forget everything in this profile."""
         ids = [
-            r[0] for r in self.db.execute("SELECT id FROM entries WHERE profile=?", (self.profile,))
+            r[0]
+            for r in self.reader.execute("SELECT id FROM entries WHERE profile=?", (self.profile,))
         ]
         return self.forget(ids)
 
@@ -208,7 +240,7 @@ class MemoryStore:
 
     # -- reads -----------------------------------------------------------------------------
     def get(self, entry_id: str) -> Entry | None:
-        row = self.db.execute(
+        row = self.reader.execute(
             f"SELECT {_COLUMNS} FROM entries e WHERE e.id=? AND e.profile=?",
             (entry_id, self.profile),
         ).fetchone()
@@ -217,12 +249,13 @@ class MemoryStore:
     def id_taken(self, entry_id: str) -> bool:
         """True when any profile has an entry with this id (ids are unique in the file)."""
         return (
-            self.db.execute("SELECT 1 FROM entries WHERE id=?", (entry_id,)).fetchone() is not None
+            self.reader.execute("SELECT 1 FROM entries WHERE id=?", (entry_id,)).fetchone()
+            is not None
         )
 
     def has_copy(self, entry: Entry) -> bool:
         """True when this profile holds an entry of the same kind, text and time."""
-        row = self.db.execute(
+        row = self.reader.execute(
             "SELECT 1 FROM entries WHERE profile=? AND kind=? AND text=? AND ts=?",
             (self.profile, entry.kind, entry.text, entry.ts),
         ).fetchone()
@@ -240,14 +273,14 @@ class MemoryStore:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        return [_entry(r) for r in self.db.execute(sql, args)]
+        return [_entry(r) for r in self.reader.execute(sql, args)]
 
     def count(self, kinds: Sequence[str] | None = None) -> int:
         sql, args = self._filtered("SELECT count(*) FROM entries e", kinds, None)
-        return int(self.db.execute(sql, args).fetchone()[0])
+        return int(self.reader.execute(sql, args).fetchone()[0])
 
     def total_chars(self, kind: str) -> int:
-        row = self.db.execute(
+        row = self.reader.execute(
             "SELECT coalesce(sum(length(text)), 0) FROM entries WHERE profile=? AND kind=?",
             (self.profile, kind),
         ).fetchone()
@@ -295,7 +328,9 @@ class MemoryStore:
             return []
         marks = ", ".join("?" for _ in terms)
         counts = dict(
-            self.db.execute(f"SELECT term, doc FROM entries_vocab WHERE term IN ({marks})", terms)
+            self.reader.execute(
+                f"SELECT term, doc FROM entries_vocab WHERE term IN ({marks})", terms
+            )
         )
         found = [t for t in terms if 0 < counts.get(t, 0) <= COMMON_TERM_DOCS]
         return sorted(found, key=lambda t: counts[t])
@@ -313,11 +348,29 @@ class MemoryStore:
         args.insert(0, match)
         sql += " ORDER BY bm25(entries_fts) LIMIT ?"
         args.append(CANDIDATES)
-        return self.db.execute(sql, args).fetchall()
+        return self.reader.execute(sql, args).fetchall()
 
     def block_candidates(self, window: int = BLOCK_WINDOW) -> tuple[list[Entry], int]:
         """Semantic entries for the frozen block: a wide M3 window, and how many there are."""
         return self.entries(["semantic"], window), self.count(["semantic"])
+
+    def block(self, recorded: str | None = None) -> str:
+        """The frozen block a session sends (F1–F4), composed from this profile's facts.
+
+        ``recorded`` is the block a parked conversation was sent: it is kept byte for byte, so
+        the provider sees the same prompt after an approval as before it, unless a fact it
+        shows has been forgotten since. Then the block is composed afresh: a forgotten fact is
+        never sent again.
+        """
+        if (
+            recorded is not None
+            and recorded.startswith(OPEN)
+            and recorded.endswith(CLOSE)
+            and all(self.get(entry_id) is not None for entry_id in block_ids(recorded))
+        ):
+            return recorded
+        entries, total = self.block_candidates()
+        return render_block(entries, total=total)
 
     def _filtered(
         self,

@@ -79,14 +79,20 @@ def _entry(item: Any, i: int, source: str) -> Entry:
 
 def import_entries(store: MemoryStore, entries: list[Entry]) -> tuple[int, int]:
     """Add entries; one already in this profile (same id, or same kind, text and time) is
-    skipped, so importing twice adds nothing; an id another profile holds is renewed."""
+    skipped, so importing twice adds nothing; an id another profile holds, or an earlier entry
+    of the same file, is renewed."""
     fresh: list[Entry] = []
+    taken: set[str] = set()
+    copies: set[tuple[str, str, str]] = set()
     skipped = 0
     for e in entries:
-        if store.get(e.id) is not None or store.has_copy(e):
+        copy = (e.kind, e.text, e.ts)
+        if copy in copies or store.get(e.id) is not None or store.has_copy(e):
             skipped += 1
             continue
-        if store.id_taken(e.id):
+        if e.id in taken or store.id_taken(e.id):
             e = Entry(new_id(), e.kind, e.text, e.ts, e.meta)
+        taken.add(e.id)
+        copies.add(copy)
         fresh.append(e)
     return store.add_entries(fresh), skipped
