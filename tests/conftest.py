@@ -106,7 +106,13 @@ def tool_results(stdout: str, task: int = 0) -> list[dict[str, Any]]:
 
 
 def spawn_butler(
-    args: list[str], home: Path, cwd: Path, *, color: bool = False, **extra_env: str
+    args: list[str],
+    home: Path,
+    cwd: Path,
+    *,
+    color: bool = False,
+    dimensions: tuple[int, int] = (50, 220),
+    **extra_env: str,
 ) -> Any:
     """The installed `butler` on a real pseudo-terminal (pexpect), this test's home, no CPR."""
     import pexpect
@@ -130,5 +136,5 @@ def spawn_butler(
         env=env,
         encoding="utf-8",
         timeout=20,
-        dimensions=(50, 220),
+        dimensions=dimensions,
     )

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from butler_cli.core.gate import default_title
 from butler_cli.core.loop import LoopObserver
@@ -15,6 +14,7 @@ from butler_cli.core.park import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
 from butler_cli.tools.redact import redact
+from butler_cli.ui.markup import safe as escape
 
 
 class Progress(LoopObserver):

@@ -11,7 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
+
+from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:  # kept out of imports: `pending` must start fast
     from butler_cli.app.report import TaskReport
@@ -53,7 +55,7 @@ def report(rep: TaskReport, as_json: bool) -> None:
         return
     stdout = out()
     if rep.text:
-        stdout.print(escape(rep.text))
+        stdout.print(escape(rep.text, lines=True))
     if rep.status == "parked" and rep.approval is not None:
         park_id = rep.park_id
         stdout.print(f"⏸ parked {park_id}: {escape(rep.approval['title'])}")
@@ -66,14 +68,15 @@ def report(rep: TaskReport, as_json: bool) -> None:
 
 
 def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -> None:
-    """One block per park, written as plain text in one go: fast for thousands of parks."""
+    """One block per park, written as plain text in one go: fast for thousands of parks.
+    Title, task and reason are model-chosen or quote it: shown neutralised."""
     if not rows:
         write("No parks awaiting a decision.\n")
         return
     lines = []
     for row in rows:
-        lines.append(f"{row.id}  {row.created_at}  {row.title}")
-        lines.append(f"          task: {row.task}")
-        lines.append(f"          why:  {row.reason}")
+        lines.append(f"{row.id}  {row.created_at}  {visible(row.title)}")
+        lines.append(f"          task: {visible(row.task)}")
+        lines.append(f"          why:  {visible(row.reason)}")
     lines.append(f"{len(rows)} awaiting a decision — butler resume ID --approve | --deny")
     write("\n".join(lines) + "\n")

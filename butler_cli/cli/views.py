@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-import json
-
 from rich.console import Console
-from rich.markup import escape
 
 from butler_cli.core.gate import default_title
 from butler_cli.core.park import ParkState
 from butler_cli.tools.redact import redact
+from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.text import pretty_json
 
 
 def approval_panel(console: Console, state: ParkState) -> None:
-    """The parked action as a person should see it before deciding: tool, title, reason, args."""
-    args = json.dumps(redact(state.approved_arguments()), indent=2, ensure_ascii=False)
+    """The parked action as a person should see it before deciding: tool, title, reason, args.
+    Every model-chosen value is neutralised; lines are long, never cut (the terminal wraps)."""
+    args = pretty_json(redact(state.approved_arguments()))
     console.print(f"[bold]Park {state.id}[/bold] — task: {escape(state.context.task)}")
     console.print(f"  tool:   {escape(state.approval.tool)}")
     console.print(f"  action: {escape(state.approval.title)}")
     console.print(f"  why:    {escape(state.approval.reason)}")
     console.print("  arguments:")
     for line in args.splitlines():
-        console.print(f"    {escape(line)}")
+        console.print(f"    {escape(line, lines=True)}")
 
 
 def park_details(console: Console, state: ParkState) -> None:

@@ -27,12 +27,34 @@ def compact_json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
 
 
+#: Arguments that name what a call acts on: a title shows them first, and whole.
+TARGET_KEYS = frozenset(
+    {"path", "paths", "src", "dst", "file", "dir", "argv", "command", "cmd", "url", "uri"}
+    | {"to", "cc", "bcc", "recipients"}
+)
+#: An argument this long (as ``"key":value``) goes after the shorter ones in a title.
+TITLE_SHORT_ARG = 60
+#: However long the target, this much of the other arguments is still shown.
+TITLE_REST_MIN = 40
+
+
 def default_title(name: str, args: dict[str, Any]) -> str:
-    """``name(<compact JSON args>)``, args cut to 119 characters plus ``…`` (spec G3)."""
-    text = compact_json(args)
-    if len(text) > TITLE_ARGS_MAX:
-        text = text[: TITLE_ARGS_MAX - 1] + "…"
-    return f"{name}({text})"
+    """``name(<compact JSON args>)`` with what the call acts on first (spec G3).
+
+    The arguments naming the target (path, argv, URL, recipients: TARGET_KEYS) come first and
+    are never cut; then the other short arguments, then the long ones (a file's content), in
+    their own order. Only those others are cut, past TITLE_ARGS_MAX characters, with ``…``:
+    a long first argument can no longer push the path out of the title."""
+    pairs = [(key, f"{compact_json(key)}:{compact_json(value)}") for key, value in args.items()]
+    target = ",".join(text for key, text in pairs if key in TARGET_KEYS)
+    others = [text for key, text in pairs if key not in TARGET_KEYS]
+    others.sort(key=lambda text: len(text) > TITLE_SHORT_ARG)  # stable: short ones first
+    rest = ",".join(others)
+    room = max(TITLE_ARGS_MAX - len(target) - (1 if target else 0), TITLE_REST_MIN)
+    close = "}"
+    if len(rest) > room:
+        rest, close = rest[: room - 1] + "…", ""  # cut: the JSON stays open, as it always did
+    return f"{name}({{{','.join(part for part in (target, rest) if part)}{close})"
 
 
 def default_decision(spec: ToolSpec) -> str:

@@ -3,32 +3,44 @@
 ``y`` approve once · ``n`` deny (with an optional note the model sees) · ``l`` later (leave it
 parked) · ``d`` details (every argument in full). Enter alone repeats the question; Ctrl-C or
 end of input means "later": nothing runs, nothing is lost.
+
+What the panel shows can be neither spoofed nor cut: every model-chosen value is neutralised
+(``butler_cli.ui.text``), every line wraps at the terminal's width, a long string is folded
+with its head *and* tail showing and the hidden middle counted, and a panel taller than the
+screen is paged (``butler_cli.ui.pager``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
+from rich.text import Text
 
 from butler_cli.app.chat import Answer
 from butler_cli.core.park import ParkState
 from butler_cli.tools.redact import redact
+from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.pager import page
+from butler_cli.ui.text import pretty_json, visible
 
-FOLD_AT = 160
+FOLD_AT = 480
+FOLD_HEAD = 240
+FOLD_TAIL = 160
 CHOICES = "[y] approve once  [n] deny  [l] later  [d] details"
 
 ReadLine = Callable[[str], str]
 
 
 def fold(value: Any) -> Any:
-    """A copy with long strings cut, saying how much is hidden and that ``d`` shows it."""
+    """A copy with the middle of long strings folded away: head and tail stay (a dangerous
+    end is seen), and the fold says how much it hides and that ``d`` shows it."""
     if isinstance(value, str) and len(value) > FOLD_AT:
-        return f"{value[:FOLD_AT]}… (+{len(value) - FOLD_AT} chars; d shows all)"
+        hidden = len(value) - FOLD_HEAD - FOLD_TAIL
+        mark = f"⟪… {hidden} more characters here; d shows every one …⟫"
+        return f"{value[:FOLD_HEAD]}{mark}{value[-FOLD_TAIL:]}"
     if isinstance(value, dict):
         return {k: fold(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -36,16 +48,20 @@ def fold(value: Any) -> Any:
     return value
 
 
-def show(console: Console, state: ParkState, *, whole: bool = False) -> None:
+def panel(state: ParkState, *, whole: bool = False) -> Panel:
+    """The park as a panel: title (the target first), tool, reason, arguments; folded lines."""
     args = redact(state.approved_arguments())  # secrets never reach the screen
-    pretty = json.dumps(args if whole else fold(args), indent=2, ensure_ascii=False)
-    body = (
-        f"[bold]{escape(state.approval.title)}[/bold]\n"
-        f"tool: {escape(state.approval.tool)}\n"
-        f"why:  {escape(state.approval.reason)}\n"
-        f"arguments:\n{escape(pretty)}"
-    )
-    console.print(Panel(body, title=f"approval needed · park {state.id}", expand=False))
+    body = Text(overflow="fold", no_wrap=False)
+    body.append(visible(state.approval.title), style="bold")
+    body.append(f"\ntool: {visible(state.approval.tool)}")
+    body.append(f"\nwhy:  {visible(state.approval.reason)}")
+    body.append(f"\narguments:\n{pretty_json(args if whole else fold(args))}")
+    return Panel(body, title=f"approval needed · park {state.id}", expand=False)
+
+
+def show(console: Console, read_line: ReadLine, state: ParkState, *, whole: bool = False) -> None:
+    """The panel, a screenful at a time when it is taller than the screen."""
+    page(console, read_line, panel(state, whole=whole))
 
 
 def _choices(widen: dict[str, str]) -> tuple[str, str]:
@@ -67,9 +83,9 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
 
     widen = _widen_of(state)
     keys, choices = _choices(widen)
-    show(console, state)
-    console.print(escape(choices))
     try:
+        show(console, read_line, state)
+        console.print(escape(choices))
         while True:
             choice = read_line(f"Approve? [{keys}] ").strip().lower()
             if choice in ("y", "yes"):
@@ -91,7 +107,7 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
             if choice in ("l", "later"):
                 break
             if choice in ("d", "details"):
-                show(console, state, whole=True)
+                show(console, read_line, state, whole=True)
             elif choice:
                 console.print(escape(f"'{choice}' is not a choice — {choices}"))
     except (KeyboardInterrupt, EOFError):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from butler_cli.repl.markup import escape
+from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
     from butler_cli.repl.session import ChatRepl
@@ -62,7 +63,7 @@ def _policy(repl: ChatRepl, arg: str) -> None:
 
 def _memory(repl: ChatRepl, arg: str) -> None:
     repl.console.print("The memory block frozen for this session (new memories join next session):")
-    repl.console.out(repl.butler.block, highlight=False)
+    repl.console.out(visible(repl.butler.block, lines=True), highlight=False)
 
 
 def _remember(repl: ChatRepl, arg: str) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.live import Live
-from rich.markdown import Markdown
 
 from butler_cli.cli.progress import Progress
 from butler_cli.core.provider import ModelResponse
+from butler_cli.ui.markup import markdown
 
 
 class ChatProgress(Progress):
@@ -31,19 +31,19 @@ class ChatProgress(Progress):
             self._live = Live(console=self.console, refresh_per_second=12, transient=False)
             self._live.start()
         self._buffer.append(delta)
-        self._live.update(Markdown("".join(self._buffer)))
+        self._live.update(markdown("".join(self._buffer)))
 
     def model_finished(self, response: ModelResponse) -> None:
         streaming = self._live is not None
         self.stop()
         self.streamed = streaming
         if not streaming and response.is_tool_round and response.text:
-            self.console.print(Markdown(response.text))
+            self.console.print(markdown(response.text))
 
     def stop(self) -> None:
         """End the spinner and any live region (also when a stream broke off)."""
         super().stop()
         if self._live is not None:
-            self._live.update(Markdown("".join(self._buffer)))
+            self._live.update(markdown("".join(self._buffer)))
             self._live.stop()
             self._live = None

@@ -13,7 +13,7 @@ from butler_cli.app.deferred import Deferred
 from butler_cli.core.errors import ButlerError
 from butler_cli.repl.commands import COMMANDS, dispatch
 from butler_cli.repl.input import answer_input, chat_input
-from butler_cli.repl.markup import escape
+from butler_cli.repl.markup import escape, markdown
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -160,12 +160,10 @@ class ChatRepl:
         self.render(report)
 
     def render(self, report: TaskReport) -> None:
-        from rich.markdown import Markdown
-
         self.progress.stop()
         shown = getattr(self.progress, "streamed", False)  # already rendered as it streamed
         if report.text and report.status != "parked" and not shown:
-            self.console.print(Markdown(report.text))
+            self.console.print(markdown(report.text))
         spent = [u for u in report.usage if u.input_tokens or u.output_tokens]
         if spent:
             tokens_in = sum(u.input_tokens for u in spent)

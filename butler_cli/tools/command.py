@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from butler_cli.core.gate import Gate, Policy
+from butler_cli.core.gate import Gate, Policy, default_title
 from butler_cli.core.toolsets import ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
 from butler_cli.tools.paths import default_roots, home_refusal, resolve, root_refusal
@@ -91,7 +91,7 @@ class CommandTool:
         try:
             argv, cwd, _ = self._checked(args)
         except (ValueError, PermissionError):
-            return f"run_command({args!r:.120})"
+            return default_title(name, args)  # argv first and whole, even when malformed
         return f"run_command: {shlex.join(argv)}  (in {cwd})"
 
     def execute(self, name: str, args: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from email.message import EmailMessage
 from typing import Any
 
-from butler_cli.core.gate import Gate, Policy
+from butler_cli.core.gate import Gate, Policy, default_title
 from butler_cli.core.toolsets import ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
 
@@ -56,7 +56,7 @@ class EmailTool:
         try:
             to = ", ".join(_recipients(args))
         except ValueError:
-            return "send_email(malformed)"
+            return default_title(name, args)  # the recipients first, as given
         return f"send_email to {to}: {args['subject']!r} ({len(args['body'])} characters)"
 
     def execute(self, name: str, args: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from butler_cli.core.gate import Gate, Policy
+from butler_cli.core.gate import Gate, Policy, default_title
 from butler_cli.core.toolsets import ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
 from butler_cli.tools.redact import redact
@@ -77,7 +77,7 @@ def describe(name: str, args: dict[str, Any]) -> str:
     try:
         method, url, headers, body = _checked(args)
     except ValueError:
-        return "http_request(malformed)"
+        return default_title(name, args)  # the URL first, as given
     extra = f"  headers {json.dumps(redact(headers), ensure_ascii=False)}" if headers else ""
     size = f"  body {len(body)} bytes" if body else ""
     return f"http_request: {method} {url}{extra}{size}"

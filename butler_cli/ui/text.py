@@ -1,0 +1,60 @@
+"""Model-chosen text made safe to show: nothing it holds can move the cursor, erase a line,
+set the window title, re-order or hide what a person reads.
+
+Every such character is replaced by a visible stand-in, the same one on every surface:
+
+- control characters (C0, DEL, C1) as JSON writes them: ``\\u001b``, ``\\r``, ``\\b``,
+  ``\\n``, ``\\u009b``… — so a title, the arguments' JSON and free text agree;
+- invisible formatting characters (bidi embeddings, overrides and isolates, zero-width
+  characters, line and paragraph separators, private-use, unassigned and surrogate code
+  points, Hangul fillers) as ``<U+XXXX>``.
+
+Ordinary spaces of every width stay. Pure functions, no rich: ``butler pending`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+_JSON_SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: Printable to Python, yet drawn as nothing.
+_FILLERS = "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0"
+_FILLER = re.compile(f"[{_FILLERS}]")
+
+
+def stand_in(ch: str) -> str:
+    """The visible form of one character that must not reach the terminal as it is."""
+    kind = unicodedata.category(ch)
+    if kind == "Cc":
+        return _JSON_SHORT.get(ch) or f"\\u{ord(ch):04x}"
+    if kind == "Zs":
+        return ch  # a space is a space, whatever its width
+    return f"<U+{ord(ch):04X}>"
+
+
+def _one_line(text: str) -> str:
+    if text.isprintable() and not _FILLER.search(text):
+        return text  # the common case, checked in C
+    return "".join(ch if ch.isprintable() and ch not in _FILLERS else stand_in(ch) for ch in text)
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """``text`` with every control and invisible character shown as its stand-in.
+
+    With ``lines`` (answers, memory, pretty JSON), line breaks and tabs stay as they are (a
+    ``\\r\\n`` counts as a line break); otherwise they are shown too (``\\n``, ``\\t``)."""
+    if not lines:
+        return _one_line(text)
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return "\n".join(
+        "\t".join(_one_line(part) for part in line.split("\t")) for line in text.split("\n")
+    )
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON for a person: JSON's own escapes, then the rest neutralised alike."""
+    return visible(json.dumps(value, indent=2, ensure_ascii=False), lines=True)
