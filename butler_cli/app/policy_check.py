@@ -13,6 +13,7 @@ from butler_cli.core.errors import UsageError
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
 from butler_cli.policy.loader import LoadedPolicy
+from butler_cli.store.files import read_text_regular
 
 EXPECT = ("allow", "approve", "refuse")
 
@@ -58,7 +59,7 @@ def parse_args_json(text: str) -> dict[str, Any]:
 def read_cases(path: str) -> list[dict[str, Any]]:
     """A JSON array or JSON lines of {tool, args, expect}; a malformed file is refused whole."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text_regular(Path(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from exc
     try:

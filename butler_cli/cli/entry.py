@@ -7,9 +7,11 @@ through the typer app.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 _FAST = {(): None, ("chat",): None, ("demo",): "demo"}
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 
 def main() -> None:
@@ -24,11 +26,20 @@ def main() -> None:
 
             app()
     except ButlerError as exc:
-        print(f"butler: {exc.message}", file=sys.stderr)
+        from butler_cli.tools.redact import mask_text
+
+        print(f"butler: {mask_text(exc.message)}", file=sys.stderr)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         print("butler: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as exc:
+        if exc.errno not in _STORAGE_ERRNOS:
+            raise
+        # A full disk or a permission met outside the careful writers: still one line.
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"butler: {exc.strerror or exc}{where}", file=sys.stderr)
+        sys.exit(1)
 
 
 def _chat(kind: str | None) -> None:

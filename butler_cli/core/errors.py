@@ -74,3 +74,12 @@ class ParkNotFound(UsageError):
     """No park matches the id (or prefix) given."""
 
     code = "park_not_found"
+
+
+class StorageError(ButlerError):
+    """A state file could not be written (a full disk, a permission, a read-only file system).
+
+    Raised only after the half-written temp file is removed: the old file is untouched."""
+
+    code = "storage"
+    exit_code = ExitCode.FAILED

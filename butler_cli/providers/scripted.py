@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from butler_cli.core.errors import ModelError, UsageError
 from butler_cli.core.messages import Message, ToolUseBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
+from butler_cli.store.files import read_text_regular
 
 
 class ScriptCall(BaseModel):
@@ -54,7 +55,7 @@ class ScriptedProvider:
             raise UsageError("the scripted model needs a file: --model scripted:PATH")
         path = Path(target).expanduser().resolve()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text_regular(path))
         except FileNotFoundError as exc:
             raise UsageError(f"scripted model file not found: {path}") from exc
         except (OSError, UnicodeDecodeError) as exc:

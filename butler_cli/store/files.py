@@ -1,14 +1,22 @@
 """The butler's home and the few careful file operations everything under it uses.
 
 Directories are 0700 and files 0600 whatever the umask. Writes are atomic: temp file, fsync,
-rename, fsync of the directory, so a reader sees the old bytes or the new ones, never half.
+rename, fsync of the directory, so a reader sees the old bytes or the new ones, never half. A
+write that fails (a full disk, a permission) removes its temp file and raises StorageError:
+one line for the person, the old file untouched. Reads open without blocking and refuse
+anything but a regular file, so a FIFO, socket or device named like a state file is reported,
+never waited on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
+
+from butler_cli.core.errors import StorageError
 
 HOME_ENV = "BUTLER_HOME"
 
@@ -35,16 +43,35 @@ def write_atomic(path: Path, data: bytes, before_rename: Callable[[], None] | No
     """Replace ``path`` with ``data`` atomically and durably, mode 0600."""
     ensure_private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        _discard(tmp)
+        raise _unwritten(path, exc) from exc
     if before_rename is not None:
         before_rename()
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise _unwritten(path, exc) from exc
     fsync_dir(path.parent)
+
+
+def _discard(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def _unwritten(path: Path, exc: OSError) -> StorageError:
+    return StorageError(
+        f"cannot write {path}: {exc.strerror or exc}; nothing was changed (the file is as it was)"
+    )
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -68,19 +95,40 @@ def create_exclusive(path: Path, data: bytes) -> bool:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
         return False
+    except OSError as exc:
+        raise _unwritten(path, exc) from exc
     try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        _discard(path)  # ours alone (O_EXCL): a half-written new file must not stay
+        raise _unwritten(path, exc) from exc
     fsync_dir(path.parent)
     return True
 
 
-def read_no_follow(path: Path) -> bytes:
-    """Read a file, refusing a symlink in its place (``OSError``)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+class NotRegularFile(OSError):
+    """A state file's name holds a FIFO, socket, device or directory."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def read_regular(path: Path, *, follow_symlinks: bool = False) -> bytes:
+    """Read a regular file without ever blocking on what is in its place.
+
+    Opens non-blocking (a FIFO opens at once instead of waiting for a writer), then checks the
+    open file: anything but a regular file raises :class:`NotRegularFile` naming its kind; a
+    symlink raises ``OSError`` (ELOOP) unless ``follow_symlinks``."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(0, f"not a regular file ({_kind(mode)}); skipped", str(path))
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
@@ -89,11 +137,37 @@ def read_no_follow(path: Path) -> bytes:
         os.close(fd)
 
 
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def read_text_regular(path: Path) -> str:
+    """A user-named text file (config, rules, script), symlinks followed, checked as above."""
+    return read_regular(path, follow_symlinks=True).decode("utf-8")
+
+
+def read_no_follow(path: Path) -> bytes:
+    """Read a regular file, refusing a symlink (``OSError``) or a FIFO/device in its place."""
+    return read_regular(path, follow_symlinks=False)
+
+
 def append_line(path: Path, line: str) -> None:
     """Append one line (a single write, O_APPEND) to a 0600 file."""
     ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StorageError(f"cannot append to {path}: {exc.strerror or exc}") from exc

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from butler_cli.core.errors import ParkError
+from butler_cli.core.errors import ParkError, StorageError
 from butler_cli.store.files import ensure_private_dir, fsync_dir, read_no_follow
 
 LEDGER_FILE = "decided.jsonl"
@@ -62,11 +62,16 @@ class DecisionLedger:
         }
         line = json.dumps(entry, separators=(",", ":")) + "\n"
         created = not self.path.exists()
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot append to the decided-park ledger {self.path}: {exc.strerror or exc}"
+            ) from exc
         if created:
             fsync_dir(self.path.parent)

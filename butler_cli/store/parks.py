@@ -13,10 +13,12 @@ file is reported and left exactly as it is.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -230,7 +232,19 @@ class ParkStore:
         """Exclusive, non-blocking: a held lock means someone is resuming it now (exit 5)."""
         ensure_private_dir(self.dir)
         lock_path = self.dir / f"{park_id}.lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            what = "is a symlink" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+            raise ParkError(
+                f"the lock file {lock_path} {what}; it was left as it is and nothing was decided"
+            ) from exc
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ParkError(
+                f"the lock file {lock_path} is not a regular file; it was left as it is and "
+                "nothing was decided"
+            )
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
