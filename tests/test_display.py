@@ -239,3 +239,40 @@ def test_resume_prompt_is_neutralised(butler, script, butler_home, workdir, name
     child.close()
     assert raw.replace("\r", "") not in seen  # (rich drops a bare CR by itself, not ESC)
     assert marker.replace(" ", "") in strip_terminal(seen)
+
+
+# -- the neutraliser itself (a pure function: every surface above goes through it) -----------
+
+
+def test_neutraliser_leaves_nothing_that_acts_and_keeps_plain_text() -> None:
+    """Property: whatever the model sends, no control or invisible formatting character
+    survives (line breaks and tabs only where lines are kept), and plain text is untouched."""
+    import unicodedata
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from butler_cli.ui.text import FILLERS, visible
+
+    acting = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(codec=None, exclude_categories=())), st.booleans())
+    def check(text: str, lines: bool) -> None:
+        shown = visible(text, lines=lines)
+        kept = "\n\t" if lines else ""
+        assert all(unicodedata.category(ch) not in acting or ch in kept for ch in shown)
+        if text.isprintable() and not set(text) & set(FILLERS):
+            assert shown == text
+
+    check()
+    assert visible("a\x1b[2K\u202eb\u200b") == "a\\u001b[2K<U+202E>b<U+200B>"
+
+
+def test_memory_list_and_block_are_neutralised(butler) -> None:
+    """What the model remembered (the remember tool) is model-chosen text too."""
+    butler("memory", "add", "likes \x1b]0;owned\x07 jazz \u202eevil")
+    for r in (butler("memory", "list"), butler("memory", "show-block")):
+        assert r.returncode == 0, r.stderr
+        no_raw(r.stdout)
+        assert "likes \\u001b]0;owned\\u0007 jazz <U+202E>evil" in r.stdout

@@ -31,11 +31,13 @@ def _store(profile: str | None) -> MemoryStore:
 def _print_entries(entries: list[Entry], as_json: bool) -> None:
     from butler_cli.cli import render
     from butler_cli.memory.tools import recall_line
+    from butler_cli.ui.text import visible
 
     if as_json:
         render.print_json([e.to_json() for e in entries])
     elif entries:
-        render.out().out("\n".join(recall_line(e) for e in entries), highlight=False)
+        shown = visible("\n".join(recall_line(e) for e in entries), lines=True)
+        render.out().out(shown, highlight=False)
     else:
         render.out().out("No memories.")
 
@@ -154,8 +156,10 @@ def import_(
 
 @app.command("show-block")
 def show_block(profile: Profile = None) -> None:
-    """The frozen memory block exactly as the next session will send it."""
-    print(_store(profile).block())
+    """The frozen memory block as the next session will send it (controls shown, not run)."""
+    from butler_cli.ui.text import visible
+
+    print(visible(_store(profile).block(), lines=True))
 
 
 @app.command("consolidate")

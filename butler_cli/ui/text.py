@@ -21,8 +21,8 @@ from typing import Any
 
 _JSON_SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: Printable to Python, yet drawn as nothing.
-_FILLERS = "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0"
-_FILLER = re.compile(f"[{_FILLERS}]")
+FILLERS = "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0"
+_FILLER = re.compile(f"[{FILLERS}]")
 
 
 def stand_in(ch: str) -> str:
@@ -38,7 +38,7 @@ def stand_in(ch: str) -> str:
 def _one_line(text: str) -> str:
     if text.isprintable() and not _FILLER.search(text):
         return text  # the common case, checked in C
-    return "".join(ch if ch.isprintable() and ch not in _FILLERS else stand_in(ch) for ch in text)
+    return "".join(ch if ch.isprintable() and ch not in FILLERS else stand_in(ch) for ch in text)
 
 
 def visible(text: str, *, lines: bool = False) -> str:
