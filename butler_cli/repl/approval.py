@@ -96,7 +96,9 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
                 return Answer(approved=True, grant=exact)
             if choice == "w" and widen:
                 wide = Grant(state.approval.tool, patterns=tuple(sorted(widen.items())))
-                question = f"Approve {wide.describe()} for the rest of this session? [y/N] "
+                question = (
+                    f"Approve {visible(wide.describe())} for the rest of this session? [y/N] "
+                )
                 if read_line(question).strip().lower() in ("y", "yes"):
                     console.print(escape(f"Granted for this session: {wide.describe()}"))
                     return Answer(approved=True, grant=wide)
