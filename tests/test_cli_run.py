@@ -242,7 +242,9 @@ def test_audit_log_records_verdicts_and_decisions(butler, script, butler_home) -
     assert [(x["event"], x["park"], x["tool"]) for x in lines] == [
         ("verdict", park_id, "write_file"),
         ("decision", park_id, "write_file"),
+        ("resume", park_id, "write_file"),  # judged again at resume: what came of it
     ]
+    assert lines[2]["outcome"] == "declined" and lines[2]["verdict"] == "approve"
     assert lines[0]["verdict"] == "approve" and lines[1]["decision"] == "deny"
     assert lines[1]["note"] == "not today" and len(lines[0]["args_sha256"]) == 64
     assert lines[0]["args_sha256"] == lines[1]["args_sha256"]

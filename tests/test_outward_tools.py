@@ -96,7 +96,7 @@ def test_redirects_to_another_host_are_not_followed(web, butler, script, allow_a
     )
     r = butler("run", "--model", model, "go", "--json", *allow_all)
     away, same = (x["content"] for x in tool_results(r.stdout))
-    assert away.startswith("HTTP 302") and "redirect to another host not followed" in away
+    assert away.startswith("HTTP 302") and "redirect to another origin not followed" in away
     assert same.startswith("HTTP 200") and same.endswith("hello from the web")
     assert [s["path"] for s in seen] == ["/away", "/same", "/hello"]
 

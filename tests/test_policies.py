@@ -40,14 +40,14 @@ tier = "forbidden"
 name = "drafts are dangerous"
 tool = "write_file"
 tier = "dangerous"
-args = { path = "glob:*.txt" }
+args = { path = "glob:**/*.txt" }
 widen = { path = "glob:drafts/*.txt" }
 
 [[rule]]
 name = "all notes are safe, even secrets"
 tool = "write_file"
 tier = "safe"
-args = { path = "glob:*" }
+args = { path = "glob:**" }
 """
 
 
@@ -197,7 +197,7 @@ class TestTiered:
         assert v.decision == "refuse"
 
     def test_dangerous_beats_safe_and_carries_widen(self, tmp_path) -> None:
-        v = tiered(tmp_path).classify("write_file", {"path": "todo.txt"})
+        v = tiered(tmp_path).classify("write_file", {"path": "drafts/todo.txt"})
         assert v.decision == "approve" and v.reason.startswith(
             "dangerous — rule 'drafts are dangerous'"
         )
@@ -306,7 +306,7 @@ def test_the_rule_file_is_off_limits_wherever_it_lives(butler, script, tmp_path,
         "--json",
     )
     res = tool_results(r.stdout)
-    assert res[0]["is_error"] and "active policy file" in res[0]["content"]
+    assert res[0]["is_error"] and "butler's own files" in res[0]["content"]
     assert rules.read_text().startswith("[[rule]]")
 
 
@@ -390,7 +390,8 @@ def test_exact_grant_scope_and_revoke(butler, script, tmp_path, workdir, butler_
     child.expect(pexpect.EOF)
     audit = [json.loads(x) for x in (butler_home / "audit.jsonl").read_text().splitlines()]
     used = [a for a in audit if a["event"] == "verdict" and a["verdict"] == "allow"]
-    assert len(used) == 1 and used[0]["reason"].startswith("session grant 1: write_file")
+    assert len(used) == 1 and used[0]["reason"].startswith("session grant 1 (policy:")
+    assert "a.txt" not in used[0]["reason"]  # the grant's number, never its arguments
     # never in `run`, never in another process: a fresh run parks the very same call
     r = butler(
         "run",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.config import Config, load_config, with_defaults
 from butler_cli.app.options import MODEL_ENV, RunOptions
+from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ParkError, UsageError
 from butler_cli.core.grants import GrantBook
@@ -36,7 +37,6 @@ from butler_cli.core.park import (
     verdicts_from_state,
 )
 from butler_cli.core.provider import ModelRequest, Provider
-from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
 from butler_cli.memory.capture import capture_turn
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
@@ -49,6 +49,7 @@ from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
 from butler_cli.store.parks import ParkJournal, ParkStore
 from butler_cli.tools import builtin_toolsets
+from butler_cli.tools.redact import MaskingToolbox
 
 if TYPE_CHECKING:
     from butler_cli.tools.mcp import McpHub
@@ -131,6 +132,7 @@ class Butler:
         smtp: dict[str, Any] | None = None,
         mcp: McpHub | None = None,
         recorded_block: str | None = None,
+        settings: Config | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -147,16 +149,19 @@ class Butler:
         # resumed park sends the block it was parked with (``recorded_block``), byte for byte.
         self.block = memory.block(recorded_block)
         self.config = replace(config, system=system_prompt(self.block, self.persona))
-        self.toolbox = Toolbox(
+        self.toolbox = MaskingToolbox(
             [
                 MemoryTools(memory).toolset(),
                 *builtin_toolsets(
                     cwd,
                     home,
                     policy.classify,
-                    protected=[policy_file],
+                    protected=protected_paths(
+                        home, [policy_file, policy_file_of(policy.spec)], settings
+                    ),
                     allowed_roots=allowed_roots,
                     smtp=smtp,
+                    sandbox=settings.sandbox if settings is not None else None,
                 ),
                 *(mcp.toolsets(policy.classify) if mcp is not None else []),
             ]
@@ -213,6 +218,7 @@ class Butler:
             settings.smtp,
             start_mcp(settings),
             recorded_block,
+            settings=settings,
         )
 
     def context(self, task: str) -> RunContext:

@@ -7,6 +7,7 @@ variable with its key. A malformed file is reported with its line and never rewr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -52,10 +53,36 @@ class Config:
     smtp: dict[str, Any] = field(default_factory=dict)
     #: [mcp.NAME]: command, args, env, governed (a list of globs, or true for the whole server).
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: [sandbox] for run_command: network (true by default; false cuts it).
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
     def allowed_roots(self) -> list[str] | None:
         roots = self.values.get("allowed_roots")
         return list(roots) if roots is not None else None
+
+    def key_variables(self) -> list[str]:
+        """The names of every variable the config says holds a secret (provider keys, the
+        SMTP password)."""
+        names = [p.api_key_env for p in self.providers.values() if p.api_key_env]
+        smtp_env = self.smtp.get("password_env", "BUTLER_SMTP_PASSWORD")
+        return [*names, smtp_env] if isinstance(smtp_env, str) else names
+
+    def key_files(self) -> list[Path]:
+        return [
+            Path(os.path.expanduser(p.api_key_file))
+            for p in self.providers.values()
+            if p.api_key_file
+        ]
+
+    def remember_secrets(self) -> None:
+        """Tell the masking every secret value this config points to: the values of its key
+        variables (and the well-known ones), and the contents of its key files."""
+        from butler_cli.tools.redact import remember_environment_secrets, remember_secret
+
+        remember_environment_secrets(self.key_variables())
+        for key_file in self.key_files():
+            with contextlib.suppress(OSError):  # an unreadable one is reported when used
+                remember_secret(key_file.read_text(encoding="utf-8", errors="replace"))
 
 
 def config_path() -> Path:
@@ -74,6 +101,7 @@ def load_config(path: Path | None = None) -> Config:
     providers: dict[str, ProviderSettings] = {}
     smtp: dict[str, Any] = {}
     mcp: dict[str, dict[str, Any]] = {}
+    sandbox: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "providers":
             if not isinstance(value, dict):
@@ -94,6 +122,12 @@ def load_config(path: Path | None = None) -> Config:
             smtp = _smtp(value, path)
         elif key == "mcp":
             mcp = _mcp(value, path)
+        elif key == "sandbox":
+            if not isinstance(value, dict) or set(value) - {"network"}:
+                raise _bad(path, "[sandbox] takes network = true or false")
+            if not isinstance(value.get("network", True), bool):
+                raise _bad(path, "sandbox.network must be true or false")
+            sandbox = dict(value)
         elif key in TOP_KEYS:
             if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
                 raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
@@ -104,9 +138,11 @@ def load_config(path: Path | None = None) -> Config:
             raise _bad(
                 path,
                 f"unknown setting '{key}'; known: "
-                f"{', '.join([*TOP_KEYS, 'providers', 'smtp', 'mcp'])}",
+                f"{', '.join([*TOP_KEYS, 'providers', 'smtp', 'mcp', 'sandbox'])}",
             )
-    return Config(values, providers, smtp, mcp)
+    config = Config(values, providers, smtp, mcp, sandbox)
+    config.remember_secrets()
+    return config
 
 
 def _mcp(value: Any, path: Path) -> dict[str, dict[str, Any]]:
@@ -210,7 +246,8 @@ def set_value(key: str, value: str, path: Path | None = None) -> Path:
         )
     if config.mcp:
         raise UsageError(f"{path} has [mcp] servers; edit it by hand (config set keeps it simple)")
-    write_atomic(path, dump(Config(values, providers, config.smtp)).encode("utf-8"))
+    kept = Config(values, providers, config.smtp, sandbox=config.sandbox)
+    write_atomic(path, dump(kept).encode("utf-8"))
     return path
 
 
@@ -220,6 +257,8 @@ def dump(config: Config) -> str:
     lines = [f"{k} = {json.dumps(v)}" for k, v in config.values.items()]
     if config.smtp:
         lines += ["", "[smtp]", *(f"{k} = {json.dumps(v)}" for k, v in config.smtp.items())]
+    if config.sandbox:
+        lines += ["", "[sandbox]", *(f"{k} = {json.dumps(v)}" for k, v in config.sandbox.items())]
     for name, p in sorted(config.providers.items()):
         lines += ["", f"[providers.{json.dumps(name)}]"]
         if p.base_url is not None:

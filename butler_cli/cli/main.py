@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from butler_cli.cli import chat, config, mcp, memory, parks, policy, resume, run, tools
+from butler_cli.cli import chat, config, doctor, mcp, memory, parks, policy, resume, run, tools
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -29,6 +29,7 @@ app.command("run")(run.run)
 app.command("resume")(resume.resume)
 app.command("pending")(parks.pending)
 app.command("show")(parks.show)
+app.command("doctor")(doctor.doctor)
 app.add_typer(memory.app, name="memory")
 app.add_typer(policy.app, name="policy")
 app.add_typer(config.app, name="config")

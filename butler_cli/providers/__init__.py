@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.provider import Provider
-from butler_cli.providers.remote import Endpoint
+from butler_cli.providers.remote import Endpoint, same_origin
 
 
 @dataclass(frozen=True)
@@ -61,20 +61,33 @@ class RemoteKind:
         url = base_url or settings.base_url or self.base_url
         if self.needs_base_url and not url:
             raise UsageError(f"{self.name} needs a server: add --base-url http://host:port/v1")
-        key_env = settings.api_key_env or self.key_env
-        endpoint = Endpoint(
-            self.name, model, url, key_env, self.key_required, settings.api_key_file
-        )
+        key_env, key_file = self.key_for(url, settings)
+        endpoint = Endpoint(self.name, model, url, key_env, self.key_required, key_file)
         return self.adapter(endpoint)
+
+    def key_for(self, url: str | None, settings: ProviderSettings) -> tuple[str | None, str | None]:
+        """Which key goes to ``url``: one the config names for this provider (only to the
+        base URL it names, if it names one), else the provider's own variable — and only
+        ``openai:`` and ``anthropic:`` have one. A server reached through ``ollama:`` or
+        ``openai-compatible:`` gets no key unless the config names one for it."""
+        if settings.api_key_env or settings.api_key_file:
+            if settings.base_url and url and not same_origin(url, settings.base_url):
+                if self.key_required:
+                    raise UsageError(
+                        f"the key for {self.name} is configured for {settings.base_url}, not "
+                        f"{url}; it is never sent elsewhere (set providers.{self.name}.base_url)",
+                        code="missing_key",
+                    )
+                return None, None
+            return settings.api_key_env, settings.api_key_file
+        return self.key_env, None
 
 
 REMOTE = (
     RemoteKind("openai", _openai_chat, None, "OPENAI_API_KEY", True),
     RemoteKind("anthropic", _anthropic, None, "ANTHROPIC_API_KEY", True),
     RemoteKind("ollama", _openai_chat, "http://localhost:11434/v1", None, False),
-    RemoteKind(
-        "openai-compatible", _openai_chat, None, "OPENAI_API_KEY", False, needs_base_url=True
-    ),
+    RemoteKind("openai-compatible", _openai_chat, None, None, False, needs_base_url=True),
 )
 #: provider name → factory(model, base_url, settings). The one place a provider is chosen.
 PROVIDERS: dict[str, Callable[[str, str | None, ProviderSettings], Provider]] = {

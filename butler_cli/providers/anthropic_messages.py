@@ -108,7 +108,12 @@ class AnthropicModel(RemoteModel):
         import anthropic
 
         return anthropic.Anthropic(
-            api_key=key, base_url=self.endpoint.base_url, max_retries=0, timeout=120
+            api_key=key,
+            base_url=self.endpoint.base_url,
+            max_retries=0,
+            timeout=120,
+            # a redirect is an error, never followed: the key goes to the URL it is for only
+            http_client=anthropic.DefaultHttpxClient(follow_redirects=False),
         )
 
     def stream(self, request: ModelRequest) -> ModelResponse:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from butler_cli.core.errors import ModelError, UsageError
 from butler_cli.core.provider import ModelRequest, ModelResponse
+from butler_cli.tools.redact import mask_text, remember_secret
 
 T = TypeVar("T")
 RATE_LIMIT_TRIES = 4
@@ -39,6 +40,7 @@ class Endpoint:
         when neither has it."""
         value = os.environ.get(self.key_env) if self.key_env else None
         if value:
+            remember_secret(value)  # masked wherever it might be echoed back
             return value
         if self.key_file:
             path = os.path.expanduser(self.key_file)
@@ -48,6 +50,7 @@ class Endpoint:
             except OSError as exc:
                 raise UsageError(f"cannot read the key file {path}: {exc.strerror}") from exc
             if value:
+                remember_secret(value)
                 return value
             raise UsageError(f"the key file {path} is empty")
         if self.key_required:
@@ -131,7 +134,31 @@ def mark_started(exc: BaseException) -> BaseException:
 
 
 def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
-    """One clear line for an SDK failure. Never includes the key or request headers."""
+    """One clear line for an SDK failure. Never includes the key or request headers: a key
+    the server echoed back is masked."""
+    error = _mapped(exc, endpoint)
+    masked = mask_text(error.message)
+    return error if masked == error.message else ModelError(masked, code=error.code)
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Same scheme, host and port (default ports filled in)."""
+    return origin(a) == origin(b)
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def _mapped(exc: BaseException, endpoint: Endpoint) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     name = type(exc).__name__
@@ -139,6 +166,12 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     detail = _detail(exc)
     if name in ("APIConnectionError", "APITimeoutError") or status is None and "Connection" in name:
         return ModelError(f"cannot reach {endpoint.where} ({detail})", code="unreachable")
+    if status is not None and 300 <= status < 400:
+        return ModelError(
+            f"{endpoint.where} answered with a redirect ({status}); redirects are not "
+            "followed, so the key never reaches another server",
+            code="redirect",
+        )
     if status in (401, 403):
         hint = f"; check {endpoint.key_env}" if endpoint.key_env else ""
         return ModelError(f"{endpoint.provider} refused the API key ({status}){hint}", code="auth")

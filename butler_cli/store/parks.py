@@ -13,6 +13,7 @@ file is reported and left exactly as it is.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -27,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import from_json
 
-from butler_cli.core.errors import ParkError, ParkNotFound, UsageError
+from butler_cli.core.errors import ParkError, ParkNotFound, StorageError, UsageError
 from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.store.faults import crash_point
-from butler_cli.store.files import ensure_private_dir, read_no_follow, write_atomic
+from butler_cli.store.files import ensure_private_dir, fsync_dir, read_no_follow, write_atomic
 from butler_cli.store.key import load_key, sign, verify
 
 if TYPE_CHECKING:  # the models load only when a park is read whole: `pending` stays fast
@@ -38,6 +39,8 @@ if TYPE_CHECKING:  # the models load only when a park is read whole: `pending` s
     from butler_cli.core.park import ParkState
 
 PARKS_DIR = "parks"
+#: Finished parks move here (``parks/done``): `pending` reads only what may still wait.
+DONE_DIR = "done"
 #: No 0/o, 1/l/i: ids are read aloud and typed by people.
 ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 ID_LENGTH = 8
@@ -91,41 +94,59 @@ class ParkStore:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.dir = home / PARKS_DIR
+        self.done_dir = self.dir / DONE_DIR
         self._key: bytes | None = None
 
     # -- ids and paths -------------------------------------------------------------------
     def new_id(self) -> str:
         while True:
             pid = "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
-            if not self.path_for(pid).exists():
+            if not self.active_path(pid).exists() and not self.done_path(pid).exists():
                 return pid
 
-    def path_for(self, park_id: str) -> Path:
+    def active_path(self, park_id: str) -> Path:
+        """Where a park lives while it is pending or being resumed."""
         return self.dir / f"{park_id}.json"
+
+    def done_path(self, park_id: str) -> Path:
+        """Where a park lives once its round is resolved."""
+        return self.done_dir / f"{park_id}.json"
+
+    def path_for(self, park_id: str) -> Path:
+        """The park's file: the active one if there is one (a copy put back there is read,
+        and refused by the ledger), else the finished one."""
+        active = self.active_path(park_id)
+        if os.path.lexists(active):
+            return active
+        done = self.done_path(park_id)
+        return done if os.path.lexists(done) else active
 
     def resolve_id(self, given: str) -> str:
         """A full id or a unique prefix → the id. Unknown or ambiguous → usage error."""
         given = given.strip().lower()
         if not given or not all(c in ID_ALPHABET for c in given):
             raise ParkNotFound(f"'{given}' is not a park id (ids look like 'k3m9xq2a')")
-        if len(given) == ID_LENGTH and self.path_for(given).exists():
+        if len(given) == ID_LENGTH and os.path.lexists(self.path_for(given)):
             return given
-        matches = sorted(p.stem for p in self._files() if p.stem.startswith(given))
+        names = {p.stem for p in self._files()} | {p.stem for p in self._files(self.done_dir)}
+        matches = sorted(name for name in names if name.startswith(given))
         if not matches:
             raise ParkNotFound(f"no park with id '{given}' (see `butler pending`)")
         if len(matches) > 1:
             raise UsageError(f"'{given}' matches several parks: {', '.join(matches)}")
         return matches[0]
 
-    def _files(self) -> list[Path]:
-        """Park files, by name. Temp files and anything not named like a park are ignored."""
-        if not self.dir.is_dir():
+    def _files(self, where: Path | None = None) -> list[Path]:
+        """Park files in ``where`` (default: the active folder), by name. Temp files and
+        anything not named like a park are ignored."""
+        folder = where or self.dir
+        if not folder.is_dir():
             return []
-        with os.scandir(self.dir) as it:
+        with os.scandir(folder) as it:
             names = sorted(
                 e.name for e in it if e.name.endswith(".json") and _ID_RE.match(e.name[:-5])
             )
-        return [self.dir / name for name in names]
+        return [folder / name for name in names]
 
     # -- key -------------------------------------------------------------------------------
     def key(self, *, create: bool) -> bytes | None:
@@ -177,7 +198,9 @@ class ParkStore:
             ) from exc
 
     def scan(self) -> tuple[list[ParkSummary], list[Unreadable]]:
-        """Every park file: summaries oldest first, and the files that could not be read."""
+        """Every active park file (pending, or decided and not yet finished): summaries oldest
+        first, and the files that could not be read. Finished parks are in ``done/`` and are
+        not read: the cost follows what may still wait, not the history."""
         summaries: list[ParkSummary] = []
         problems: list[Unreadable] = []
         for path in self._files():
@@ -222,10 +245,26 @@ class ParkStore:
         key = self.key(create=True)
         assert key is not None
         ensure_private_dir(self.dir)
-        path = self.path_for(state.id)
+        path = self.active_path(state.id)
         fresh = not path.exists()
         hook = (lambda: crash_point("park-before-rename")) if fresh else None
         write_atomic(path, encode_park(key, state), before_rename=hook)
+
+    def retire(self, park_id: str) -> None:
+        """Move a resolved park out of the active folder (one rename, both folders fsynced).
+
+        A crash before the rename leaves a resolved park in the active folder, where it stays
+        (`pending` skips it by its status; a resume refuses it)."""
+        ensure_private_dir(self.done_dir)
+        try:
+            os.replace(self.active_path(park_id), self.done_path(park_id))
+        except OSError as exc:
+            raise StorageError(
+                f"cannot move finished park {park_id} to {self.done_dir}: "
+                f"{exc.strerror or exc} (it is finished and stays where it is)"
+            ) from exc
+        fsync_dir(self.done_dir)
+        fsync_dir(self.dir)
 
     @contextmanager
     def lock(self, park_id: str) -> Iterator[None]:
@@ -253,6 +292,12 @@ class ParkStore:
                     f"park {park_id} is being resumed by another process right now"
                 ) from exc
             yield
+            if not os.path.lexists(self.active_path(park_id)):
+                # Finished and retired: the lock goes too, or `parks/` would keep one per
+                # park ever decided. Safe while held: whoever opens the path next gets a new
+                # file, locks it, and finds the park finished (and in the ledger).
+                with contextlib.suppress(OSError):
+                    os.unlink(lock_path)
         finally:
             os.close(fd)
 
@@ -288,6 +333,7 @@ class ParkJournal:
         self._store.save(self.state)
         DecisionLedger(self._store.home).record(self.state.id, "resolved")
         crash_point("round-resolved")
+        self._store.retire(self.state.id)
 
 
 def _verified_body(data: bytes, key: bytes, path: Path) -> bytes:

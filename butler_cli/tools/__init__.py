@@ -20,6 +20,7 @@ def builtin_toolsets(
     protected: Sequence[Path | None] = (),
     allowed_roots: list[str] | None = None,
     smtp: Mapping[str, Any] | None = None,
+    sandbox: Mapping[str, Any] | None = None,
 ) -> list[Toolset]:
     """Every tool from the ``butler.tools`` plug-ins, bound to the task's folder, the butler's
     home and the allowed roots (config ``allowed_roots``; by default the task's folder and the
@@ -31,5 +32,6 @@ def builtin_toolsets(
         [p for p in protected if p is not None],
         roots_from(base_dir, allowed_roots),
         dict(smtp or {}),
+        dict(sandbox or {}),
     )
     return [toolset for plugin in load_tool_plugins(context) for toolset in plugin.toolsets]

@@ -1,27 +1,42 @@
 """``run_command``: a governed tool that runs an argv list — never through a shell.
 
 The approval shows the exact argv and working directory; what runs is byte for byte what was
-shown. A timeout kills the whole process group. Output is captured and capped, keeping the head
-and the tail and marking the cut.
+shown. The program starts in the sandbox (:mod:`butler_cli.tools.sandbox`) with a scrubbed
+environment (:func:`butler_cli.tools.redact.child_env`). Where no sandbox can start, every
+call asks a person, whatever the policy says.
+
+Bounded: at the timeout the whole tree is killed and reading stops (the call returns within
+the timeout plus a moment, even if a grandchild escaped and holds the output open); output is
+capped while it streams, keeping the head and the tail and marking the cut, so memory is
+bounded by the cap, never by the program.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import selectors
 import shlex
 import signal
 import subprocess
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from butler_cli.core.gate import Gate, Policy, default_title
 from butler_cli.core.toolsets import ToolSpec
-from butler_cli.core.verdicts import Verdict, approve, refuse
+from butler_cli.core.verdicts import Verdict, approve, coerce_verdict, refuse
 from butler_cli.tools.paths import default_roots, home_refusal, resolve, root_refusal
+from butler_cli.tools.redact import child_env
+from butler_cli.tools.sandbox import Sandbox, detect_sandbox
 
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
 OUTPUT_CAP = 16 * 1024
+READ_CHUNK = 64 * 1024
+#: After a kill, how long to wait for the killed process to be reaped.
+REAP_S = 0.5
 
 _SCHEMA = {
     "type": "object",
@@ -39,22 +54,64 @@ _SCHEMA = {
 _DEFAULT = approve("runs a program on your machine — asking you first")
 
 
+class HeadTail:
+    """Output kept while it streams: the first and the last ``cap // 2`` bytes, and a count."""
+
+    def __init__(self, cap: int = OUTPUT_CAP) -> None:
+        self.half = cap // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        cut = self.total - len(self.head) - len(self.tail)
+        tail = self.tail.decode("utf-8", errors="replace")
+        if cut <= 0:
+            return head + tail
+        return f"{head}\n[butler: {cut} bytes of output cut here]\n{tail}"
+
+
 def cap_output(data: bytes, cap: int = OUTPUT_CAP) -> str:
     """Head and tail kept, the middle cut and marked."""
-    if len(data) <= cap:
-        return data.decode("utf-8", errors="replace")
-    half = cap // 2
-    cut = len(data) - 2 * half
-    head = data[:half].decode("utf-8", errors="replace")
-    tail = data[-half:].decode("utf-8", errors="replace")
-    return f"{head}\n[butler: {cut} bytes of output cut here]\n{tail}"
+    kept = HeadTail(cap)
+    kept.add(data)
+    return kept.text()
 
 
 class CommandTool:
-    def __init__(self, base_dir: Path, home: Path, roots: list[Path] | None = None) -> None:
+    def __init__(
+        self,
+        base_dir: Path,
+        home: Path,
+        roots: list[Path] | None = None,
+        protected: Sequence[Path] = (),
+        network: bool = True,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.base = base_dir
         self.home = home
         self.roots = roots if roots is not None else default_roots(base_dir)
+        self.protected = [home, *protected]
+        self.network = network
+        self._sandbox = sandbox
+
+    @property
+    def sandbox(self) -> Sandbox:
+        if self._sandbox is None:
+            self._sandbox = detect_sandbox()
+        return self._sandbox
 
     def _checked(self, args: dict[str, Any]) -> tuple[list[str], Path, float]:
         argv = args.get("argv")
@@ -94,12 +151,30 @@ class CommandTool:
             return default_title(name, args)  # argv first and whole, even when malformed
         return f"run_command: {shlex.join(argv)}  (in {cwd})"
 
+    def unsandboxed(self, policy: Policy | None) -> Policy:
+        """The policy, except that without a sandbox an ``allow`` becomes an approve: a
+        program that would run unconfined always waits for a person."""
+
+        def classify(name: str, args: dict[str, Any]) -> object:
+            verdict = coerce_verdict(policy(name, args)) if policy is not None else None
+            if self.sandbox.active or (verdict is not None and verdict.decision == "refuse"):
+                return verdict
+            shown = f"; the policy said: {verdict.reason}" if verdict and verdict.reason else ""
+            return approve(
+                f"not sandboxed ({self.sandbox.problem}) — this program would run with your "
+                f"full rights, so it always asks you{shown}"
+            )
+
+        return classify
+
     def execute(self, name: str, args: dict[str, Any]) -> str:
         argv, cwd, timeout = self._checked(args)  # checked again: the disk may have changed
+        full = self.sandbox.wrap(argv, cwd, self.roots, self.protected, self.network)
         try:
             proc = subprocess.Popen(
-                argv,
+                full,
                 cwd=cwd,
+                env=child_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -107,14 +182,68 @@ class CommandTool:
             )
         except OSError as exc:
             raise RuntimeError(f"could not start {argv[0]!r}: {exc.strerror or exc}") from exc
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the whole group: children too
-            out, _ = proc.communicate()
-            return f"killed after {timeout:g} s (timeout)\n{cap_output(out)}"
-        return f"exit status {proc.returncode}\n{cap_output(out)}"
+        kept, ended = _read_until(proc, time.monotonic() + timeout)
+        if proc.poll() is None:  # the deadline came first
+            _kill_tree(proc)
+            return f"killed after {timeout:g} s (timeout)\n{kept.text()}"
+        note = ""
+        if not ended:  # it exited, but something it started still held the output open
+            _kill_tree(proc)
+            note = (
+                f"\n[butler: a process it started kept the output open; stopped reading "
+                f"at the {timeout:g} s timeout]"
+            )
+        return f"exit status {_exit_status(proc)}\n{kept.text()}{note}"
 
     def governed(self, policy: Policy | None) -> Gate:
         spec = ToolSpec("run_command", "Run a program (argv list, no shell).", _SCHEMA, _DEFAULT)
-        return Gate([spec], self.execute, policy=policy, describer=self.describe, guard=self.guard)
+        return Gate(
+            [spec],
+            self.execute,
+            policy=self.unsandboxed(policy),
+            describer=self.describe,
+            guard=self.guard,
+        )
+
+
+def _read_until(proc: subprocess.Popen[bytes], deadline: float) -> tuple[HeadTail, bool]:
+    """Read the output as it streams until end of file or the deadline; True when it ended.
+
+    The pipe is closed either way: nothing waits on it after this returns."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    kept = HeadTail()
+    ended = False
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            if not selector.select(left):
+                continue
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk:
+                ended = True
+                break
+            kept.add(chunk)
+    proc.stdout.close()
+    if ended:
+        # still running with its output closed: the caller kills it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(max(0.0, deadline - time.monotonic()))
+    return kept, ended
+
+
+def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the process group (in the sandbox, bubblewrap takes its PID namespace down with
+    it), then reap without waiting long."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(REAP_S)
+
+
+def _exit_status(proc: subprocess.Popen[bytes]) -> str:
+    code = proc.returncode
+    return f"{code} (killed by signal {-code})" if code is not None and code < 0 else str(code)

@@ -1,16 +1,24 @@
 """``http_request``: governed, because even a GET can send data out.
 
-Redirects to another host are not followed silently: the answer says where it pointed. Secret
-headers are masked in what the person is shown (the audit log only ever holds a hash).
+Bounded: one overall deadline for the whole exchange (connecting, headers, body, redirects),
+enforced by closing the socket when it passes, so a server that drips a byte at a time cannot
+hold the butler; the body is capped while it streams. Redirects are followed only within the
+same origin (scheme, host and port) — one to another origin is reported, not followed, so a
+header (``Authorization``…) never crosses to a server it was not written for. Secret headers
+are masked in what the person is shown (the audit log only ever holds a hash).
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
-import urllib.error
-import urllib.request
+import socket
+import ssl
+import threading
+import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from butler_cli.core.gate import Gate, Policy, default_title
 from butler_cli.core.toolsets import ToolSpec
@@ -18,9 +26,13 @@ from butler_cli.core.verdicts import Verdict, approve, refuse
 from butler_cli.tools.redact import redact
 
 BODY_CAP = 64 * 1024
-TIMEOUT_S = 30
+TIMEOUT_S = 30.0
+MAX_TIMEOUT_S = 300.0
+MAX_REDIRECTS = 5
+READ_CHUNK = 16 * 1024
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 SHOWN_HEADERS = ("content-type", "content-length", "location", "last-modified", "etag")
+REDIRECTS = (301, 302, 303, 307, 308)
 _SCHEMA = {
     "type": "object",
     "properties": {
@@ -28,22 +40,31 @@ _SCHEMA = {
         "url": {"type": "string"},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}},
         "body": {"type": "string"},
+        "timeout_s": {
+            "type": "number",
+            "description": "Seconds for the whole exchange, body included (default 30)",
+        },
     },
     "required": ["method", "url"],
 }
 _DEFAULT = approve("talks to another machine — asking you first")
 
+Origin = tuple[str, str, int]
 
-def _checked(args: dict[str, Any]) -> tuple[str, str, dict[str, str], bytes | None]:
+
+def origin(url: str) -> Origin:
+    """Scheme, host (lower case) and port, the default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+
+def _checked(args: dict[str, Any]) -> tuple[str, str, dict[str, str], bytes | None, float]:
     method = str(args.get("method", "")).upper()
     if method not in METHODS:
         raise ValueError(f"'method' must be one of {', '.join(METHODS)}")
     url = args.get("url")
-    if (
-        not isinstance(url, str)
-        or urlsplit(url).scheme not in ("http", "https")
-        or not urlsplit(url).hostname
-    ):
+    if not isinstance(url, str) or not _url_ok(url):
         raise ValueError("'url' must be an http:// or https:// URL")
     headers = args.get("headers") or {}
     if not isinstance(headers, dict) or not all(
@@ -53,16 +74,24 @@ def _checked(args: dict[str, Any]) -> tuple[str, str, dict[str, str], bytes | No
     body = args.get("body")
     if body is not None and not isinstance(body, str):
         raise ValueError("'body' must be a string")
-    return method, url, headers, body.encode("utf-8") if body is not None else None
+    timeout = args.get("timeout_s", TIMEOUT_S)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= MAX_TIMEOUT_S
+    ):
+        raise ValueError(f"'timeout_s' must be a number of seconds from 0 to {MAX_TIMEOUT_S:.0f}")
+    data = body.encode("utf-8") if body is not None else None
+    return method, url, headers, data, float(timeout)
 
 
-class _SameHostOnly(urllib.request.HTTPRedirectHandler):
-    def redirect_request(
-        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> Any:
-        if urlsplit(newurl).hostname != urlsplit(req.full_url).hostname:
-            return None  # not followed: the 3xx comes back to the model as it is
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+def _url_ok(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a malformed port raises here
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def guard(name: str, args: dict[str, Any]) -> Verdict | None:
@@ -75,7 +104,7 @@ def guard(name: str, args: dict[str, Any]) -> Verdict | None:
 
 def describe(name: str, args: dict[str, Any]) -> str:
     try:
-        method, url, headers, body = _checked(args)
+        method, url, headers, body, _ = _checked(args)
     except ValueError:
         return default_title(name, args)  # the URL first, as given
     extra = f"  headers {json.dumps(redact(headers), ensure_ascii=False)}" if headers else ""
@@ -83,26 +112,120 @@ def describe(name: str, args: dict[str, Any]) -> str:
     return f"http_request: {method} {url}{extra}{size}"
 
 
+class _Exchange:
+    """One request (and its same-origin redirects) under one deadline."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.expired = False
+        self._conn: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()
+
+    def left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.expired = True
+            raise TimeoutError
+        return left
+
+    def expire(self) -> None:
+        """At the deadline: shut the socket so a blocked read returns at once."""
+        with self._lock:
+            self.expired = True
+            conn = self._conn
+            sock = conn.sock if conn is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def open(self, url: str) -> http.client.HTTPConnection:
+        scheme, host, port = origin(url)
+        conn: http.client.HTTPConnection
+        if scheme == "https":
+            conn = http.client.HTTPSConnection(
+                host, port, timeout=self.left(), context=ssl.create_default_context()
+            )
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=self.left())
+        with self._lock:
+            self._conn = conn
+        return conn
+
+    def read_body(self, response: http.client.HTTPResponse) -> tuple[bytes, bool]:
+        """At most BODY_CAP bytes, read while it streams; True when there was more."""
+        data = bytearray()
+        while len(data) <= BODY_CAP:
+            self.left()
+            chunk = response.read1(READ_CHUNK)
+            if not chunk:
+                if self.expired:  # the watchdog shut the socket: cut, not complete
+                    raise TimeoutError
+                return bytes(data), False
+            data += chunk
+        return bytes(data[:BODY_CAP]), True
+
+
 def execute(name: str, args: dict[str, Any]) -> str:
-    method, url, headers, body = _checked(args)
-    request = urllib.request.Request(url, data=body, headers=headers, method=method)
-    opener = urllib.request.build_opener(_SameHostOnly())
+    method, url, headers, body, timeout = _checked(args)
+    exchange = _Exchange(timeout)
+    watchdog = threading.Timer(timeout, exchange.expire)
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        response = opener.open(request, timeout=TIMEOUT_S)
-    except urllib.error.HTTPError as exc:  # 4xx/5xx and unfollowed redirects: still an answer
-        response = exc
-    except urllib.error.URLError as exc:
-        raise ConnectionError(f"cannot reach {url}: {exc.reason}") from exc
-    with response:
-        data: bytes = response.read(BODY_CAP + 1)
-        status = int(response.status if hasattr(response, "status") else response.code)
-        shown = {h: response.headers[h] for h in SHOWN_HEADERS if response.headers.get(h)}
-    lines = [f"HTTP {status}"]
+        return _run(exchange, method, url, headers, body)
+    except (TimeoutError, OSError, http.client.HTTPException) as exc:
+        if exchange.expired or isinstance(exc, TimeoutError | socket.timeout):
+            raise ConnectionError(
+                f"no complete answer from {url} within {timeout:g} s; stopped"
+            ) from exc
+        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
+        raise ConnectionError(f"cannot reach {url}: {reason}") from exc
+    finally:
+        watchdog.cancel()
+        conn = exchange._conn
+        if conn is not None:
+            conn.close()
+
+
+def _run(
+    exchange: _Exchange, method: str, url: str, headers: dict[str, str], body: bytes | None
+) -> str:
+    start = origin(url)
+    note = ""
+    for _ in range(MAX_REDIRECTS + 1):
+        conn = exchange.open(url)
+        parts = urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        conn.request(method, target, body=body, headers=headers)
+        response = conn.getresponse()
+        location = response.headers.get("location")
+        if response.status in REDIRECTS and location:
+            following = urljoin(url, location)
+            if origin(following) != start:
+                note = (
+                    f"[butler: redirect to another origin not followed (only the same scheme, "
+                    f"host and port are): {location}]"
+                )
+                return _answer(exchange, response, note)
+            if response.status == 303 or (response.status in (301, 302) and method == "POST"):
+                method, body = "GET", None
+            conn.close()
+            url = following
+            continue
+        return _answer(exchange, response, note)
+    raise ConnectionError(f"more than {MAX_REDIRECTS} redirects from {url}; stopped")
+
+
+def _answer(exchange: _Exchange, response: http.client.HTTPResponse, note: str) -> str:
+    shown = {h: response.headers[h] for h in SHOWN_HEADERS if response.headers.get(h)}
+    data, more = exchange.read_body(response)
+    lines = [f"HTTP {response.status}"]
     lines += [f"{k}: {v}" for k, v in shown.items()]
-    if 300 <= status < 400 and "location" in shown:
-        lines.append(f"[butler: redirect to another host not followed: {shown['location']}]")
-    text = data[:BODY_CAP].decode("utf-8", errors="replace")
-    if len(data) > BODY_CAP:
+    if note:
+        lines.append(note)
+    text = data.decode("utf-8", errors="replace")
+    if more:
         text += f"\n[butler: body cut at {BODY_CAP} bytes]"
     return "\n".join(lines) + "\n\n" + text
 

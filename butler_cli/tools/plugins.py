@@ -31,6 +31,15 @@ class ToolContext:
     protected: Sequence[Path] = ()
     roots: Sequence[Path] = ()
     smtp: Mapping[str, Any] = field(default_factory=dict)
+    #: [sandbox] settings for programs the butler starts (``network``).
+    sandbox: Mapping[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment for a program a plug-in starts: never the butler's keys."""
+        from butler_cli.tools.redact import child_env
+
+        return child_env(extra)
 
 
 @dataclass(frozen=True)
@@ -90,7 +99,13 @@ def clock(context: ToolContext) -> Toolset:
 def command(context: ToolContext) -> Toolset:
     from butler_cli.tools.command import CommandTool
 
-    return CommandTool(context.base_dir, context.home, list(context.roots)).governed(context.policy)
+    return CommandTool(
+        context.base_dir,
+        context.home,
+        list(context.roots),
+        protected=list(context.protected),
+        network=bool(context.sandbox.get("network", True)),
+    ).governed(context.policy)
 
 
 def http(context: ToolContext) -> Toolset:

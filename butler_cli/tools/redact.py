@@ -1,13 +1,52 @@
-"""Masking secrets for display: what a person is shown never includes a credential, while the
-call that runs keeps its exact arguments."""
+"""Masking secrets: what a person is shown, and every text the butler stores or prints, never
+includes a credential, while the call that runs keeps its exact arguments.
+
+Two mechanisms share this module:
+
+* :func:`redact` masks the *values of secret-looking keys* (headers, fields) for display;
+* :func:`mask_text` replaces every *known secret value* — the keys of the providers in use, key
+  files' contents, the SMTP password, any environment variable named like a credential — with
+  ``****`` wherever it appears, so a key echoed back by a server or a program never reaches
+  the screen, a park, the audit log or memory.
+
+:func:`child_env` builds the environment handed to every program the butler starts (commands,
+MCP stdio servers): an allowlist, never the butler's own keys.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
+from butler_cli.core.toolsets import Toolbox
 
 SECRET_NAME = re.compile(r"authorization|cookie|token|secret|password|passwd|api[-_]?key", re.I)
 MASK = "****"
+#: Variables known to hold provider keys, whatever the config says.
+KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+#: Shorter values are not treated as secrets (masking "abc" everywhere would garble text).
+MIN_SECRET_LEN = 6
+#: What a child process inherits from the butler's environment (plus LC_* and what the
+#: config passes on purpose).
+CHILD_ENV_ALLOW = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TMPDIR",
+    "COLORTERM",
+    "NO_COLOR",
+)
+
+_secrets: set[str] = set()
 
 
 def redact(value: Any) -> Any:
@@ -17,3 +56,74 @@ def redact(value: Any) -> Any:
     if isinstance(value, list):
         return [redact(v) for v in value]
     return value
+
+
+def remember_secret(value: str | None) -> None:
+    """Mask ``value`` from now on, in this process (a key read, a password, a file's key)."""
+    if value and len(value.strip()) >= MIN_SECRET_LEN:
+        _secrets.add(value.strip())
+
+
+def remember_environment_secrets(
+    names: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> None:
+    """Remember the values of the named variables, the known key variables, and every
+    variable whose name looks like a credential (``*_TOKEN``, ``*PASSWORD*``…)."""
+    env = os.environ if environ is None else environ
+    wanted = set(names) | set(KEY_VARIABLES)
+    for name, value in env.items():
+        if name in wanted or SECRET_NAME.search(name):
+            remember_secret(value)
+
+
+def known_secrets() -> frozenset[str]:
+    return frozenset(_secrets)
+
+
+def mask_text(text: str) -> str:
+    """``text`` with every known secret value replaced by ``****`` (longest first, so a key
+    that contains another is masked whole)."""
+    if not _secrets or not text:
+        return text
+    for secret in sorted(_secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def mask_any(value: Any) -> Any:
+    """:func:`mask_text` applied to every string in a JSON-like value."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, dict):
+        return {mask_any(k): mask_any(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_any(v) for v in value]
+    return value
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a program the butler starts: the allowlist (and ``LC_*``) from
+    ours, minus any value that is a known secret, plus ``extra`` (what the config passes on
+    purpose, e.g. ``[mcp.NAME] env``)."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if (name in CHILD_ENV_ALLOW or name.startswith("LC_"))
+        and value.strip() not in _secrets
+        and not value.startswith("()")  # exported shell functions
+    }
+    env.update(extra or {})
+    return env
+
+
+class MaskingToolbox(Toolbox):
+    """A toolbox whose results pass through :func:`mask_text`: what a tool brings back (a
+    program's output, a server's answer) reaches the model, the screen and the park masked."""
+
+    def run(self, call: ToolUseBlock) -> ToolResultBlock:
+        result = super().run(call)
+        masked = mask_text(result.content)
+        if masked == result.content:
+            return result
+        return result.model_copy(update={"content": masked})

@@ -1,0 +1,71 @@
+"""`butler doctor`: which sandbox programs start in, where the butler's files are, which key
+variables are set — by name only, never a value."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from butler_cli.app.config import config_path, load_config, with_defaults
+from butler_cli.app.options import RunOptions
+from butler_cli.app.protected import policy_file_of, protected_paths
+from butler_cli.policy.loader import DEFAULT_POLICY
+from butler_cli.providers import REMOTE
+from butler_cli.store.files import butler_home
+from butler_cli.tools.sandbox import detect_sandbox
+
+
+def diagnose(opts: RunOptions) -> dict[str, Any]:
+    """Everything `butler doctor` shows, as plain data (no key values anywhere)."""
+    config = load_config()
+    opts = with_defaults(opts, config)
+    home = butler_home()
+    sandbox = detect_sandbox()
+    network = bool(config.sandbox.get("network", True))
+    policy = opts.policy or DEFAULT_POLICY
+    policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
+    if policy_file is None and policy == "tiered":
+        policy_file = home / "policy.toml"
+    names: list[str] = [k.key_env for k in REMOTE if k.key_env]
+    names += config.key_variables()
+    keys = {name: bool(os.environ.get(name)) for name in dict.fromkeys(names)}
+    return {
+        "sandbox": {
+            "kind": sandbox.kind,
+            "program": sandbox.program,
+            "problem": sandbox.problem or None,
+            "network": network,
+        },
+        "home": str(home),
+        "config": str(config_path()),
+        "policy": policy,
+        "policy_file": str(policy_file) if policy_file else None,
+        "protected": [
+            str(p) for p in protected_paths(home, [policy_file, policy_file_of(policy)], config)
+        ],
+        "keys": keys,
+        "key_files": [str(p) for p in config.key_files()],
+    }
+
+
+def doctor_lines(data: dict[str, Any]) -> list[str]:
+    box = data["sandbox"]
+    if box["program"]:
+        net = "network allowed" if box["network"] else "no network ([sandbox] network = false)"
+        sandbox = f"{box['kind']} ({box['program']}); {net}"
+    else:
+        sandbox = f"none — not sandboxed: {box['problem']}; every run_command asks you first"
+    lines = [
+        f"sandbox:   {sandbox}",
+        f"home:      {data['home']}",
+        f"config:    {data['config']}",
+        f"policy:    {data['policy']}"
+        + (f" (rules: {data['policy_file']})" if data["policy_file"] else ""),
+        "hidden from tools and commands:",
+        *(f"  {p}" for p in data["protected"]),
+        "keys (names only):",
+        *(f"  {name}: {'set' if on else 'not set'}" for name, on in data["keys"].items()),
+    ]
+    lines += [f"  key file: {p}" for p in data["key_files"]]
+    return lines

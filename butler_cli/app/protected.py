@@ -1,0 +1,51 @@
+"""The butler's own files, which no tool and no program it runs may reach.
+
+One list, used twice: the file tools refuse these paths, and the command sandbox hides them
+(an empty read-only directory over a folder, ``/dev/null`` over a file). It holds the home
+(parks, the park key, audit log, memory, history), the config file (or the folder it would go
+in), the policy files in use (a rule file, a policy's Python file) and the key files the
+config points to.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from butler_cli.app.config import Config, config_path
+
+
+def protected_paths(
+    home: Path,
+    policy_files: Iterable[Path | str | None] = (),
+    config: Config | None = None,
+    config_file: Path | None = None,
+) -> list[Path]:
+    """Every path the agent must never see or change, resolved, without duplicates.
+
+    The config file is listed as itself when it exists, else as the folder it would be written
+    to (so a program cannot create one). Key files are listed when they exist.
+    """
+    config_file = config_file or config_path()
+    found: list[Path] = [home, config_file if config_file.exists() else config_file.parent]
+    found += [Path(p) for p in policy_files if p]
+    for settings in config.providers.values() if config is not None else []:
+        if settings.api_key_file:
+            key_file = Path(os.path.expanduser(settings.api_key_file))
+            if key_file.exists():
+                found.append(key_file)
+    out: list[Path] = []
+    for path in found:
+        real = Path(os.path.realpath(path.expanduser()))
+        if real not in out:
+            out.append(real)
+    return out
+
+
+def policy_file_of(spec: str) -> Path | None:
+    """The Python file a ``path/to/file.py:attr`` policy was loaded from, else None."""
+    target, sep, _ = spec.rpartition(":")
+    if sep and (target.endswith(".py") or "/" in target):
+        return Path(target)
+    return None
