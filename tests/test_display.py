@@ -276,3 +276,28 @@ def test_memory_list_and_block_are_neutralised(butler) -> None:
         assert r.returncode == 0, r.stderr
         no_raw(r.stdout)
         assert "likes \\u001b]0;owned\\u0007 jazz <U+202E>evil" in r.stdout
+
+
+def test_resume_prompt_pages_a_long_argument(butler, script, butler_home, workdir) -> None:
+    """`butler resume ID` on a terminal asks only after every argument was shown, whole, a
+    screenful at a time (nothing scrolls past unseen)."""
+    content = "\n".join(f"line {i}" for i in range(300)) + "\nthe end: rm -rf important"
+    model = script({"tool_calls": [call("write_file", "w", path="n.txt", content=content)]})
+    assert butler("run", "--model", model, "w").returncode == 3
+    park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
+    child = spawn_butler(["resume", park_id], butler_home, workdir, dimensions=(24, 80))
+    seen, pages = "", set()
+    while child.expect([MORE, r"Approve\? \[y/n\]"]) == 0:
+        seen += child.before
+        if child.match.group(1) not in pages:
+            pages.add(child.match.group(1))
+            child.sendline("")
+    seen += child.before
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 3 and not (workdir / "n.txt").exists()
+    assert len(pages) >= 2
+    joined = strip_terminal(seen)
+    assert "line299\\ntheend:rm-rfimportant" in joined
+    assert all(f"\\nline{i}\\n" in joined for i in range(1, 299))

@@ -73,16 +73,22 @@ def resume(
 
 
 def _ask(state: ParkState, note: str | None) -> tuple[bool, str | None]:
-    """Show the parked action and ask. Enter alone repeats the question; Ctrl-C or end of
-    input means "later": the park stays as it is (exit 3)."""
+    """Show the parked action — every argument whole, a screenful at a time when it is taller
+    than the screen — and ask. Enter alone repeats the question; Ctrl-C or end of input means
+    "later": the park stays as it is (exit 3)."""
     import click
 
     from butler_cli.cli.render import out
-    from butler_cli.cli.views import approval_panel
+    from butler_cli.ui.approval import panel
+    from butler_cli.ui.pager import page
 
     console = out()
-    approval_panel(console, state)
+
+    def read_line(question: str) -> str:
+        return str(click.prompt(question, default="", show_default=False, prompt_suffix=""))
+
     try:
+        page(console, read_line, panel(state, whole=True))
         while True:
             answer = typer.prompt("Approve? [y/n]", default="", show_default=False)
             answer = answer.strip().lower()

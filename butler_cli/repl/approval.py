@@ -4,59 +4,28 @@
 parked) · ``d`` details (every argument in full). Enter alone repeats the question; Ctrl-C or
 end of input means "later": nothing runs, nothing is lost.
 
-What the panel shows can be neither spoofed nor cut: every model-chosen value is neutralised
-(``butler_cli.ui.text``), every line wraps at the terminal's width, a long string is folded
-with its head *and* tail showing and the hidden middle counted, and a panel taller than the
-screen is paged (``butler_cli.ui.pager``).
+What the panel shows can be neither spoofed nor cut (``butler_cli.ui.approval``), and a panel
+taller than the screen is paged (``butler_cli.ui.pager``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from rich.console import Console
-from rich.panel import Panel
-from rich.text import Text
 
 from butler_cli.app.chat import Answer
 from butler_cli.core.park import ParkState
-from butler_cli.tools.redact import redact
+from butler_cli.ui.approval import fold, panel
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.pager import page
-from butler_cli.ui.text import pretty_json, visible
+from butler_cli.ui.text import visible
 
-FOLD_AT = 480
-FOLD_HEAD = 240
-FOLD_TAIL = 160
+__all__ = ["ask", "fold", "panel", "show"]
+
 CHOICES = "[y] approve once  [n] deny  [l] later  [d] details"
 
 ReadLine = Callable[[str], str]
-
-
-def fold(value: Any) -> Any:
-    """A copy with the middle of long strings folded away: head and tail stay (a dangerous
-    end is seen), and the fold says how much it hides and that ``d`` shows it."""
-    if isinstance(value, str) and len(value) > FOLD_AT:
-        hidden = len(value) - FOLD_HEAD - FOLD_TAIL
-        mark = f"⟪… {hidden} more characters here; d shows every one …⟫"
-        return f"{value[:FOLD_HEAD]}{mark}{value[-FOLD_TAIL:]}"
-    if isinstance(value, dict):
-        return {k: fold(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [fold(v) for v in value]
-    return value
-
-
-def panel(state: ParkState, *, whole: bool = False) -> Panel:
-    """The park as a panel: title (the target first), tool, reason, arguments; folded lines."""
-    args = redact(state.approved_arguments())  # secrets never reach the screen
-    body = Text(overflow="fold", no_wrap=False)
-    body.append(visible(state.approval.title), style="bold")
-    body.append(f"\ntool: {visible(state.approval.tool)}")
-    body.append(f"\nwhy:  {visible(state.approval.reason)}")
-    body.append(f"\narguments:\n{pretty_json(args if whole else fold(args))}")
-    return Panel(body, title=f"approval needed · park {state.id}", expand=False)
 
 
 def show(console: Console, read_line: ReadLine, state: ParkState, *, whole: bool = False) -> None:

@@ -1,0 +1,48 @@
+"""One view of a parked action, shared by the chat's approval prompt and `butler resume`.
+
+What it shows can be neither spoofed nor cut: every model-chosen value is neutralised
+(``ui.text``); the title names the target first; every line wraps at the terminal's width
+(never cropped); a long string may be folded, but its head *and* tail stay and the fold counts
+what it hides. Shown through ``ui.pager`` when taller than the screen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from butler_cli.core.park import ParkState
+from butler_cli.tools.redact import redact
+from butler_cli.ui.text import pretty_json, visible
+
+FOLD_AT = 480
+FOLD_HEAD = 240
+FOLD_TAIL = 160
+
+
+def fold(value: Any) -> Any:
+    """A copy with the middle of long strings folded away: head and tail stay (a dangerous
+    end is seen), and the fold says how much it hides and that ``d`` shows it."""
+    if isinstance(value, str) and len(value) > FOLD_AT:
+        hidden = len(value) - FOLD_HEAD - FOLD_TAIL
+        mark = f"⟪… {hidden} more characters here; d shows every one …⟫"
+        return f"{value[:FOLD_HEAD]}{mark}{value[-FOLD_TAIL:]}"
+    if isinstance(value, dict):
+        return {k: fold(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fold(v) for v in value]
+    return value
+
+
+def panel(state: ParkState, *, whole: bool = False) -> Any:
+    """The park as a rich Panel: title, tool, reason, arguments (folded unless ``whole``).
+    Secrets are masked (``redact``) before anything reaches the screen."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    args = redact(state.approved_arguments())
+    body = Text(overflow="fold", no_wrap=False)
+    body.append(visible(state.approval.title), style="bold")
+    body.append(f"\ntool: {visible(state.approval.tool)}")
+    body.append(f"\nwhy:  {visible(state.approval.reason)}")
+    body.append(f"\narguments:\n{pretty_json(args if whole else fold(args))}")
+    return Panel(body, title=f"approval needed · park {state.id}", expand=False)
