@@ -1,31 +1,22 @@
-"""Rendering for the terminal: results on stdout, troubles on stderr, JSON for scripts.
-
-rich honours ``NO_COLOR`` and plain (non-terminal) output by itself.
+"""Rendering for the one-shot commands: results on stdout, troubles on stderr, JSON for
+scripts. The consoles and the parks list are shared with the chat (``butler_cli.ui.console``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from butler_cli.ui.console import err, out, pending_table
 from butler_cli.ui.markup import safe as escape
-from butler_cli.ui.text import visible
+
+__all__ = ["err", "out", "pending_table", "print_json", "print_json_line", "report", "warn"]
 
 if TYPE_CHECKING:  # kept out of imports: `pending` must start fast
     from butler_cli.app.report import TaskReport
-    from butler_cli.store.parks import ParkSummary
-
-
-def out() -> Console:
-    return Console(highlight=False, soft_wrap=True)
-
-
-def err() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def warn(message: str) -> None:
@@ -65,18 +56,3 @@ def report(rep: TaskReport, as_json: bool) -> None:
         err().print(f"[red]✗ failed:[/red] {escape(rep.error or 'unknown error')}")
     elif rep.status == "limit":
         err().print("[yellow]stopped at the round limit[/yellow] (raise it with --max-rounds)")
-
-
-def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -> None:
-    """One block per park, written as plain text in one go: fast for thousands of parks.
-    Title, task and reason are model-chosen or quote it: shown neutralised."""
-    if not rows:
-        write("No parks awaiting a decision.\n")
-        return
-    lines = []
-    for row in rows:
-        lines.append(f"{row.id}  {row.created_at}  {visible(row.title)}")
-        lines.append(f"          task: {visible(row.task)}")
-        lines.append(f"          why:  {visible(row.reason)}")
-    lines.append(f"{len(rows)} awaiting a decision — butler resume ID --approve | --deny")
-    write("\n".join(lines) + "\n")

@@ -49,8 +49,8 @@ def resume(
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli import render
-    from butler_cli.cli.progress import Progress
     from butler_cli.core.errors import UsageError
+    from butler_cli.ui.progress import Progress
 
     if approve and deny:
         raise UsageError("choose one of --approve and --deny")

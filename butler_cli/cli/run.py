@@ -53,8 +53,8 @@ def run(
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli import render
-    from butler_cli.cli.progress import Progress
     from butler_cli.core.errors import UsageError
+    from butler_cli.ui.progress import Progress
 
     all_tasks = list(tasks or []) + (_read_tasks(tasks_file) if tasks_file else [])
     if not all_tasks:

@@ -28,8 +28,8 @@ def _help(repl: ChatRepl, arg: str) -> None:
 
 
 def _pending(repl: ChatRepl, arg: str) -> None:
-    from butler_cli.cli.render import pending_table
     from butler_cli.store.parks import ParkStore
+    from butler_cli.ui.console import pending_table
 
     summaries, problems = ParkStore(repl.butler.home).scan()
     for problem in problems:

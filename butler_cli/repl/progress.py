@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.live import Live
 
-from butler_cli.cli.progress import Progress
 from butler_cli.core.provider import ModelResponse
 from butler_cli.ui.markup import markdown
+from butler_cli.ui.progress import Progress
 
 
 class ChatProgress(Progress):

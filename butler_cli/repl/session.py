@@ -23,16 +23,16 @@ if TYPE_CHECKING:
     from butler_cli.app.chat import Answer, Conversation
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import TaskReport
-    from butler_cli.cli.progress import Progress
     from butler_cli.core.park import ParkState
+    from butler_cli.ui.progress import Progress
 
 
 def _build(opts: RunOptions) -> tuple[Butler, Conversation, Progress]:
     from butler_cli.app.butler import Butler
     from butler_cli.app.chat import Conversation
-    from butler_cli.cli.render import out
     from butler_cli.core.grants import GrantBook
     from butler_cli.repl.progress import ChatProgress
+    from butler_cli.ui.console import out
 
     butler = Butler.build(opts, grants=GrantBook())  # grants live in this session only
     client = getattr(butler.provider, "client", None)
@@ -59,7 +59,7 @@ class ChatRepl:
     def console(self) -> Console:
         """rich's console, made on first use (after the first prompt is up)."""
         if self._console is None:
-            from butler_cli.cli.render import out
+            from butler_cli.ui.console import out
 
             self._console = out()
         return self._console

@@ -1,4 +1,5 @@
-"""Live progress on stderr while the loop works: a spinner, one line per tool call."""
+"""Live progress while the loop works: a spinner, one line per tool call (stderr for `run` and
+`resume`; the chat's console for the chat, which adds its streamed Markdown on top)."""
 
 from __future__ import annotations
 

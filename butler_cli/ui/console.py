@@ -1,0 +1,46 @@
+"""The consoles both the one-shot commands and the chat print on, and the list of parks both
+show (``butler pending`` and ``/pending``).
+
+rich honours ``NO_COLOR`` and plain (non-terminal) output by itself. Soft wrap: a long line
+goes to the terminal whole and the terminal wraps it (rich never crops it); panels that must
+fold inside their border are printed with ``soft_wrap=False`` (see ``ui.pager``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from butler_cli.ui.text import visible
+
+if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, the chat's prompt sooner
+    from rich.console import Console
+
+    from butler_cli.store.parks import ParkSummary
+
+
+def out() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -> None:
+    """One block per park, written as plain text in one go: fast for thousands of parks.
+    Title, task and reason are model-chosen or quote it: shown neutralised."""
+    if not rows:
+        write("No parks awaiting a decision.\n")
+        return
+    lines = []
+    for row in rows:
+        lines.append(f"{row.id}  {row.created_at}  {visible(row.title)}")
+        lines.append(f"          task: {visible(row.task)}")
+        lines.append(f"          why:  {visible(row.reason)}")
+    lines.append(f"{len(rows)} awaiting a decision — butler resume ID --approve | --deny")
+    write("\n".join(lines) + "\n")
