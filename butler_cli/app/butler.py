@@ -5,6 +5,7 @@ The one place that knows every layer; the CLI calls one function here per comman
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ParkError, UsageError
-from butler_cli.core.grants import GrantBook
+from butler_cli.core.grants import Grant, GrantBook, canonical
 from butler_cli.core.loop import (
     DEFAULT_MAX_ROUNDS,
     LoopConfig,
@@ -157,7 +158,7 @@ class Butler:
                     home,
                     policy.classify,
                     protected=protected_paths(
-                        home, [policy_file, policy_file_of(policy.spec)], settings
+                        home, [policy_file, policy_file_of(policy.spec), *policy.files], settings
                     ),
                     allowed_roots=allowed_roots,
                     smtp=smtp,
@@ -234,6 +235,18 @@ class Butler:
             base_url=self.base_url,
             memory_block=self.block,
         )
+
+    def bind_grant(self, grant: Grant) -> Grant:
+        """An exact grant also remembers the files its arguments resolve to now: a later call
+        with the same text that names other files (a folder swapped for a symlink) asks again."""
+        gate = self.toolbox.gate_for(grant.tool)
+        if grant.exact is None or gate is None:
+            return grant
+        try:
+            judged = gate.judged(grant.tool, json.loads(grant.exact))
+        except (ValueError, OSError):
+            return grant
+        return replace(grant, judged=canonical(dict(judged)))
 
     def summarize(self, prompt: str) -> str:
         """The configured model as the memory's summarizer (C2)."""

@@ -64,7 +64,7 @@ class Conversation:
             if answer is None:
                 return report
             if answer.grant is not None and self.grants is not None:
-                self.grants.add(answer.grant)
+                self.grants.add(self.butler.bind_grant(answer.grant))
             report = resume_park(
                 report.park_id, answer.approved, answer.note, self.opts, observer, self.grants
             )

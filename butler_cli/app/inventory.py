@@ -7,6 +7,7 @@ from typing import Any
 
 from butler_cli.app.config import load_config, with_defaults
 from butler_cli.app.options import RunOptions
+from butler_cli.app.protected import protected_paths
 from butler_cli.core.gate import default_decision
 from butler_cli.core.toolsets import Toolset
 from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
@@ -31,7 +32,7 @@ def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, To
         base,
         home,
         policy.classify,
-        [p for p in [policy_file] if p],
+        protected_paths(home, [policy_file, *policy.files], config),
         roots_from(base, config.allowed_roots()),
         config.smtp,
     )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from butler_cli.core.errors import ToolsetError
+from butler_cli.core.judged import JudgedArgs
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.toolsets import ToolSpec, run_guarded, unknown_tool
-from butler_cli.core.verdicts import Verdict, approve, coerce_verdict
+from butler_cli.core.verdicts import Verdict, approve, coerce_verdict, refuse
 
 #: A policy: ``classify(name, args)`` returning a Verdict, a verdict dict or None.
 Policy = Callable[[str, dict[str, Any]], object]
@@ -18,6 +19,20 @@ Describer = Callable[[str, dict[str, Any]], str]
 Executor = Callable[[str, dict[str, Any]], str]
 #: Checked before the policy; a verdict from a guard is final (e.g. X6's home refusal).
 Guard = Callable[[str, dict[str, Any]], Verdict | None]
+
+
+class PathJudge(Protocol):
+    """Resolves path arguments for the gate (injected by the tools layer: core does no I/O)."""
+
+    def resolve(self, tool: str, key: str, raw: object) -> str:
+        """The absolute, resolved path ``raw`` names; raises ValueError or OSError (e.g.
+        PermissionError) when the tool may not use it."""
+        ...
+
+    def glob(self, pattern: str) -> str:
+        """The absolute glob a rule or grant pattern on a path argument means."""
+        ...
+
 
 TITLE_ARGS_MAX = 120
 
@@ -75,6 +90,7 @@ class Gate:
         policy: Policy | None = None,
         describer: Describer | None = None,
         guard: Guard | None = None,
+        paths: PathJudge | None = None,
     ) -> None:
         self._specs: dict[str, ToolSpec] = {}
         for spec in specs:
@@ -90,19 +106,38 @@ class Gate:
         self._policy = policy
         self._describer = describer
         self._guard = guard
+        self._paths = paths
 
     def specs(self) -> Sequence[ToolSpec]:
         return list(self._specs.values())
 
+    def judged(self, name: str, args: dict[str, Any]) -> JudgedArgs:
+        """The arguments as judged and run: each declared path argument replaced by the
+        absolute path it resolves to (ValueError/OSError when it may not be used). Without a
+        resolver the arguments stay as they are and are matched as text."""
+        spec = self._specs.get(name)
+        values = copy.deepcopy(args)
+        if spec is None or not spec.path_args or self._paths is None:
+            return JudgedArgs(values)
+        keys = [key for key in spec.path_args if key in values]
+        for key in keys:
+            values[key] = self._paths.resolve(name, key, values[key])
+        return JudgedArgs(values, keys, self._paths.glob)
+
     def classify(self, name: str, args: dict[str, Any]) -> Verdict:
-        """Guard, then policy, then the spec's default, then approve (spec G2)."""
+        """Judge the paths, then guard, then policy, then the spec's default, then approve
+        (spec G2). Guard and policy see the same judged arguments."""
+        try:
+            judged = self.judged(name, args)
+        except (ValueError, OSError) as exc:
+            return refuse(str(exc) or type(exc).__name__)
         if self._guard is not None:
-            guarded = self._guard(name, copy.deepcopy(args))
+            guarded = self._guard(name, judged.fresh())
             if guarded is not None:
                 return guarded
         if self._policy is not None:
             try:
-                verdict = coerce_verdict(self._policy(name, copy.deepcopy(args)))
+                verdict = coerce_verdict(self._policy(name, judged.fresh()))
             except Exception as exc:  # a broken policy means a person decides
                 return approve(f"policy error: {type(exc).__name__}: {exc}"[:300])
             if verdict is not None:
@@ -121,8 +156,9 @@ class Gate:
         return default_title(name, args)
 
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
-        """Execute without re-classifying (spec G4)."""
+        """Execute without re-classifying (spec G4), on the paths judged now: the executor gets
+        the resolved paths, so it acts on exactly the files the checks saw."""
         if call.name not in self._specs:
             return unknown_tool(call)
         executor = self._executor
-        return run_guarded(call, lambda args: executor(call.name, args))
+        return run_guarded(call, lambda args: executor(call.name, self.judged(call.name, args)))

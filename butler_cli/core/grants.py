@@ -1,20 +1,21 @@
 """Session grants: approvals a person chose to remember, with a narrow, visible scope.
 
 A grant turns a later ``approve`` into ``allow`` for the rest of one chat session — for the
-same tool with the exact same arguments, or (only where the policy marked the call as safe to
-widen) for arguments matching the patterns shown before the grant was accepted. A grant never
-touches a ``refuse``, never outlives its session and is never consulted by ``run`` or by a
-resume in another process.
+same tool with the exact same arguments (and the same files they resolved to when granted),
+or (only where the policy marked the call as safe to widen) for arguments matching the
+patterns shown before the grant was accepted, matched on the resolved paths like the rules
+are. A grant never touches a ``refuse``, never outlives its session and is never consulted
+by ``run`` or by a resume in another process.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from butler_cli.core.messages import ToolUseBlock
-from butler_cli.core.patterns import compile_pattern, matches
+from butler_cli.core.patterns import arg_matches
 
 
 def canonical(args: dict[str, Any]) -> str:
@@ -26,17 +27,17 @@ class Grant:
     tool: str
     exact: str | None = None  # canonical JSON of the arguments
     patterns: tuple[tuple[str, str], ...] = ()
+    #: For an exact grant: canonical JSON of the judged arguments (resolved paths) at grant time.
+    judged: str | None = None
 
-    def covers(self, call: ToolUseBlock) -> bool:
-        if call.name != self.tool:
+    def covers(self, tool: str, raw: Mapping[str, Any], judged: Mapping[str, Any]) -> bool:
+        """Whether a call (its raw and judged arguments) is covered by this grant."""
+        if tool != self.tool:
             return False
         if self.exact is not None:
-            return canonical(call.input) == self.exact
-        return bool(self.patterns) and all(
-            key in call.input
-            and matches(compile_pattern(p), call.input[key], anchored=not p.startswith("re:"))
-            for key, p in self.patterns
-        )
+            same_files = self.judged is None or canonical(dict(judged)) == self.judged
+            return canonical(dict(raw)) == self.exact and same_files
+        return bool(self.patterns) and all(arg_matches(p, key, judged) for key, p in self.patterns)
 
     def describe(self) -> str:
         if self.exact is not None:
@@ -55,9 +56,11 @@ class GrantBook:
         self._grants.append(grant)
         return len(self._grants)
 
-    def covering(self, call: ToolUseBlock) -> tuple[int, Grant] | None:
+    def covering(
+        self, tool: str, raw: Mapping[str, Any], judged: Mapping[str, Any]
+    ) -> tuple[int, Grant] | None:
         for number, grant in enumerate(self._grants, start=1):
-            if grant.covers(call):
+            if grant.covers(tool, raw, judged):
                 return number, grant
         return None
 

@@ -148,7 +148,10 @@ def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> V
     if verdict.decision == "allow" and not config.allow_runs:
         return approve(UNATTENDED_REASON.format(name=call.name))
     if verdict.decision == "approve" and config.grants is not None:
-        hit = config.grants.covering(call)
+        try:  # a grant is judged on the resolved paths, like the rules (never the raw text)
+            hit = config.grants.covering(call.name, call.input, gate.judged(call.name, call.input))
+        except (ValueError, OSError):
+            hit = None
         if hit is not None:  # never over a refuse: only an approve is ever granted
             number, grant = hit
             return allow(f"session grant {number}: {grant.describe()} (policy: {verdict.reason})")

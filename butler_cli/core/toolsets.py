@@ -21,12 +21,17 @@ ToolFn = Callable[[dict[str, Any]], str]
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """A tool's contract. ``default_verdict`` matters for governed tools only (spec G2)."""
+    """A tool's contract. ``default_verdict`` matters for governed tools only (spec G2).
+
+    ``path_args`` names the arguments that are file paths: the gate judges (and the tool runs
+    on) the absolute path each one resolves to, never the text the model wrote.
+    """
 
     name: str
     description: str
     input_schema: dict[str, Any]
     default_verdict: Verdict | None = None
+    path_args: tuple[str, ...] = ()
 
     def definition(self) -> ToolDefinition:
         return ToolDefinition(self.name, self.description, self.input_schema)
@@ -48,6 +53,8 @@ class GovernedToolset(Toolset, Protocol):
     def classify(self, name: str, args: dict[str, Any]) -> Verdict: ...
 
     def describe(self, name: str, args: dict[str, Any]) -> str: ...
+
+    def judged(self, name: str, args: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def run_guarded(call: ToolUseBlock, fn: Callable[[dict[str, Any]], str]) -> ToolResultBlock:

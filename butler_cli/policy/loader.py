@@ -17,7 +17,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,9 @@ class LoadedPolicy:
     spec: str
     source: str
     classify: Policy
+    #: Where its code lives (the module file, its bytecode cache, its package folder): the
+    #: agent must not be able to rewrite the policy that judges it.
+    files: tuple[Path, ...] = field(default=())
 
 
 def installed_policies() -> list[EntryPoint]:
@@ -75,7 +78,8 @@ def _from_entry_point(name: str, settings: PolicySettings) -> LoadedPolicy:
         obj = ep.load()
     except Exception as exc:
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
-    return LoadedPolicy(name, where, _validate(obj, where, settings))
+    module = sys.modules.get(ep.module)
+    return LoadedPolicy(name, where, _validate(obj, where, settings), code_files(module))
 
 
 def _from_module(module: str, attr: str, settings: PolicySettings) -> LoadedPolicy:
@@ -85,7 +89,8 @@ def _from_module(module: str, attr: str, settings: PolicySettings) -> LoadedPoli
     except Exception as exc:
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     obj = _attr(mod, attr, where)
-    return LoadedPolicy(f"{module}:{attr}", where, _validate(obj, where, settings))
+    classify = _validate(obj, where, settings)
+    return LoadedPolicy(f"{module}:{attr}", where, classify, code_files(mod))
 
 
 def _from_file(path: Path, attr: str, settings: PolicySettings) -> LoadedPolicy:
@@ -106,7 +111,23 @@ def _from_file(path: Path, attr: str, settings: PolicySettings) -> LoadedPolicy:
         sys.modules.pop(name, None)
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     obj = _attr(mod, attr, where)
-    return LoadedPolicy(f"{path}:{attr}", where, _validate(obj, where, settings))
+    classify = _validate(obj, where, settings)
+    return LoadedPolicy(f"{path}:{attr}", where, classify, (path, *code_files(mod)))
+
+
+def code_files(module: Any) -> tuple[Path, ...]:
+    """The files a policy module's code comes from: its source, its cached bytecode (Python
+    would load a planted ``.pyc`` whose stamp matches), and its package's folder."""
+    source = getattr(module, "__file__", None)
+    if not isinstance(source, str):
+        return ()
+    found = [Path(source)]
+    if source.endswith(".py"):
+        found.append(Path(importlib.util.cache_from_source(source)))
+    package = getattr(module, "__package__", None)
+    if package:
+        found.append(Path(source).parent)
+    return tuple(found)
 
 
 def _attr(mod: Any, attr: str, where: str) -> Any:

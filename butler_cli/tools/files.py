@@ -1,23 +1,22 @@
 """File tools: benign ``read_file`` / ``list_dir`` / ``search_files``; governed ``write_file`` /
-``delete_file`` / ``move_path``. Every path is resolved (symlinks, ``..``) before it is checked."""
+``delete_file`` / ``move_path``. Every path is resolved (symlinks, ``..``) before it is checked.
+
+The governed tools run on the paths the gate judged (see :class:`PathRules`) and open them
+one folder at a time without following links, so the file checked is the file changed.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from butler_cli.core.gate import Gate, Policy
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
-from butler_cli.tools.paths import (
-    default_roots,
-    home_refusal,
-    is_inside,
-    resolve,
-    root_refusal,
-)
+from butler_cli.tools.paths import PathRules, default_roots, is_inside, open_dir
 
 READ_CAP = 64 * 1024
 LIST_CAP = 500
@@ -66,33 +65,37 @@ class FileTools:
         self.base = base_dir
         self.home = home
         self.roots = list(roots) if roots is not None else default_roots(base_dir)
-        #: Files the agent must not touch wherever they live (the active policy file).
+        #: Files the agent must not touch wherever they live (config, policy files).
         self.protected = list(protected)
+        self.paths = PathRules(base_dir, home, self.protected, self.roots)
 
     def _path(self, args: dict[str, Any], key: str = "path") -> Path:
-        path = resolve(self.base, args.get(key))
-        problem = home_refusal(path, self.home) or root_refusal(path, self.roots)
-        for guarded in self.protected:
-            if is_inside(path, guarded):
-                problem = f"{path} is the active policy file; the agent cannot change its own rules"
-        if problem:
-            raise PermissionError(problem)
-        return path
+        return self.paths.readable(args.get(key))
 
     # -- benign ----------------------------------------------------------------------------
     def read_file(self, args: dict[str, Any]) -> str:
         path = self._path(args)
-        with path.open("rb") as fh:
+        if not path.name:
+            raise IsADirectoryError(f"{path} is a directory")
+        folder = open_dir(path.parent)
+        try:
+            fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        finally:
+            os.close(folder)
+        with os.fdopen(fd, "rb") as fh:
             data = fh.read(READ_CAP + 1)
+            size = os.fstat(fh.fileno()).st_size
         text = data[:READ_CAP].decode("utf-8", errors="replace")
         if len(data) > READ_CAP:
-            size = path.stat().st_size
             text += f"\n[butler: cut at {READ_CAP} bytes of {size}; the rest was not read]"
         return text
 
     def list_dir(self, args: dict[str, Any]) -> str:
         path = self._path(args)
-        entries = sorted(path.iterdir(), key=lambda p: p.name)
+        entries = sorted(
+            (p for p in path.iterdir() if not self.paths.off_limits(Path(os.path.realpath(p)))),
+            key=lambda p: p.name,
+        )
         lines = [f"{p.name}/" if p.is_dir() else p.name for p in entries[:LIST_CAP]]
         if len(entries) > LIST_CAP:
             lines.append(f"[butler: {len(entries) - LIST_CAP} more entries not shown]")
@@ -103,11 +106,17 @@ class FileTools:
         pattern = args.get("pattern")
         if not isinstance(pattern, str) or not pattern or "\x00" in pattern:
             raise ValueError("'pattern' must be a glob such as '**/*.md'")
+        if pattern.startswith(("/", "~")) or ".." in PurePosixPath(pattern).parts:
+            raise ValueError(
+                "'pattern' stays inside its root: no absolute path, no '~', no '..' "
+                "(to search elsewhere, give 'root')"
+            )
         root = self._path({"path": args.get("root") or "."})
         found: list[str] = []
         for match in root.glob(pattern):
-            if home_refusal(Path(os.path.realpath(match)), self.home):
-                continue  # never list the butler's own files
+            real = Path(os.path.realpath(match))
+            if not is_inside(real, root) or self.paths.off_limits(real):
+                continue  # never list outside the root, nor the butler's own files
             found.append(str(match.relative_to(root)))
             if len(found) > LIST_CAP:
                 break
@@ -128,46 +137,86 @@ class FileTools:
 
     # -- governed --------------------------------------------------------------------------
     def guard(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        """X6: refuse the butler's home whatever the policy says (and bad paths early)."""
-        try:
-            for key in _PATH_KEYS.get(name, ("path",)):
-                self._path(args, key)
-        except (PermissionError, ValueError) as exc:
-            return refuse(str(exc))
+        """A path argument left out is refused early (the gate resolved and checked the rest:
+        the butler's own files, the allowed roots, links — see PathRules.resolve)."""
+        for key in _PATH_KEYS.get(name, ("path",)):
+            if key not in args:
+                return refuse(f"'{key}' must be a non-empty string")
         return None
 
     def execute(self, name: str, args: dict[str, Any]) -> str:
-        keys = _PATH_KEYS.get(name, ("path",))
-        paths = [self._path(args, key) for key in keys]  # checked again: the disk may change
-        path = paths[0]
+        """Run on the judged paths (resolved, checked again by the gate just now), walking to
+        each without following a link, so the file changed is the file checked."""
         if name == "write_file":
             content = args.get("content")
             if not isinstance(content, str):
                 raise ValueError("'content' must be a string")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-            return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
+            return _write(Path(args["path"]), content)
         if name == "move_path":
-            src, dst = self._path(args, "src"), self._path(args, "dst")
-            if dst.exists():
-                raise FileExistsError(f"{dst} already exists; move_path never overwrites")
-            os.rename(src, dst)
-            return f"moved {src} to {dst}"
+            return _move(Path(args["src"]), Path(args["dst"]))
         if name == "delete_file":
-            if path.is_dir():
-                raise IsADirectoryError(f"{path} is a directory; delete_file removes files only")
-            path.unlink()
-            return f"deleted {path}"
+            return _delete(Path(args["path"]))
         raise ValueError(f"unknown file tool {name}")
 
     def governed(self, policy: Policy | None) -> Gate:
         return Gate(
             [
-                ToolSpec("write_file", "Create or overwrite a text file.", _WRITE, _DEFAULT),
-                ToolSpec("delete_file", "Delete a file.", _PATH_ONLY, _DEFAULT),
-                ToolSpec("move_path", "Move or rename a file or folder.", _MOVE, _DEFAULT),
+                ToolSpec(
+                    "write_file", "Create or overwrite a text file.", _WRITE, _DEFAULT, ("path",)
+                ),
+                ToolSpec("delete_file", "Delete a file.", _PATH_ONLY, _DEFAULT, ("path",)),
+                ToolSpec(
+                    "move_path", "Move or rename a file or folder.", _MOVE, _DEFAULT, ("src", "dst")
+                ),
             ],
             self.execute,
             policy=policy,
             guard=self.guard,
+            paths=self.paths,
         )
+
+
+def _write(path: Path, content: str) -> str:
+    folder = open_dir(path.parent, create=True)
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(path.name, flags, 0o666, dir_fd=folder)
+    finally:
+        os.close(folder)
+    data = content.encode("utf-8")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return f"wrote {len(data)} bytes to {path}"
+
+
+def _delete(path: Path) -> str:
+    folder = open_dir(path.parent)
+    try:
+        mode = os.stat(path.name, dir_fd=folder, follow_symlinks=False).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{path} is a directory; delete_file removes files only")
+        if stat.S_ISLNK(mode):
+            raise PermissionError(f"{path} is now a symbolic link; nothing was deleted")
+        os.unlink(path.name, dir_fd=folder)
+    finally:
+        os.close(folder)
+    return f"deleted {path}"
+
+
+def _move(src: Path, dst: Path) -> str:
+    src_dir = open_dir(src.parent)
+    try:
+        dst_dir = open_dir(dst.parent)
+        try:
+            try:
+                os.stat(dst.name, dir_fd=dst_dir, follow_symlinks=False)
+            except FileNotFoundError:
+                pass
+            else:
+                raise FileExistsError(f"{dst} already exists; move_path never overwrites")
+            os.rename(src.name, dst.name, src_dir_fd=src_dir, dst_dir_fd=dst_dir)
+        finally:
+            os.close(dst_dir)
+    finally:
+        os.close(src_dir)
+    return f"moved {src} to {dst}"

@@ -1,14 +1,20 @@
 """Path checks shared by the file tools: resolve against the task's directory, keep out of home.
 
-The agent must never reach its own gate (spec X6): parks, the key, the audit log and the
-policy all live under ``BUTLER_HOME``, so file tools refuse any path that resolves inside it,
-symlinks and ``..`` followed first.
+The agent must never reach its own gate (spec X6): parks, the key, the audit log and memory
+live under ``BUTLER_HOME``, the config file and the policy files wherever they are; file tools
+refuse any path that resolves inside one of them (and, for a change, any folder holding one),
+symlinks and ``..`` followed first. :class:`PathRules` is the resolver the gate is given, so
+rules, grants and the allowed roots all judge the same resolved path.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Sequence
 from pathlib import Path
+
+from butler_cli.core.patterns import normalize_glob
 
 
 def resolve(base: Path, raw: object) -> Path:
@@ -58,3 +64,101 @@ def home_refusal(path: Path, home: Path) -> str | None:
     if is_inside(path, home):
         return f"{path} is inside the butler's own home ({home}); its files are off limits"
     return None
+
+
+def last_is_link(base: Path, raw: str) -> bool:
+    """Whether the last component of ``raw`` (as written, its folders resolved) is a symlink."""
+    full = base / Path(raw).expanduser()
+    return os.path.islink(os.path.join(os.path.realpath(full.parent), full.name))
+
+
+class PathRules:
+    """Where path arguments may reach, and what they name: the resolver the gate is given.
+
+    ``off_limits`` is the butler's home plus every protected path (config file, policy files):
+    nothing inside one is read, listed, written, moved or deleted, and no folder holding one is
+    moved or deleted. Everything else must be under one of ``roots``.
+    """
+
+    def __init__(
+        self, base: Path, home: Path, protected: Sequence[Path], roots: Sequence[Path]
+    ) -> None:
+        self.base = base
+        self.home = Path(os.path.realpath(home))
+        self.protected = [Path(os.path.realpath(p)) for p in protected]
+        self.roots = [Path(os.path.realpath(r)) for r in roots]
+
+    def off_limits(self, path: Path) -> bool:
+        """Whether ``path`` (resolved) is the home, a protected path, or inside one."""
+        return any(is_inside(path, p) for p in (self.home, *self.protected))
+
+    def check(self, path: Path, *, changing: bool) -> None:
+        """PermissionError when the resolved ``path`` may not be used (``changing``: by a
+        write, delete or move, which also may not take a folder holding the butler's files)."""
+        problem = home_refusal(path, self.home)
+        for guarded in self.protected:
+            if problem is None and is_inside(path, guarded):
+                problem = f"{path} is one of the butler's own files ({guarded}); it is off limits"
+        if changing:
+            for guarded in (self.home, *self.protected):
+                if problem is None and is_inside(guarded, path):
+                    problem = (
+                        f"{path} holds the butler's own files ({guarded}); "
+                        "it cannot be changed, moved or deleted"
+                    )
+        problem = problem or root_refusal(path, self.roots)
+        if problem:
+            raise PermissionError(problem)
+
+    def readable(self, raw: object) -> Path:
+        """The resolved path a benign tool may read or list (symlinks followed, then checked)."""
+        path = resolve(self.base, raw)
+        self.check(path, changing=False)
+        return path
+
+    # -- the gate's resolver (core.gate.PathJudge) ------------------------------------------
+    def resolve(self, tool: str, key: str, raw: object) -> str:
+        """The resolved absolute path a governed tool's ``raw`` argument names. A symlink in
+        the last component is refused: the change would land on a file the person never saw."""
+        path = resolve(self.base, raw)
+        assert isinstance(raw, str)  # resolve() refused anything else
+        if last_is_link(self.base, raw):
+            raise PermissionError(
+                f"'{key}' {raw!r} is a symbolic link (to {path}); the butler never writes, "
+                "deletes or moves through a link — name the file itself"
+            )
+        self.check(path, changing=True)
+        return str(path)
+
+    def glob(self, pattern: str) -> str:
+        return normalize_glob(pattern, os.path.realpath(self.base), os.path.realpath)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_dir(path: Path, *, create: bool = False) -> int:
+    """A descriptor on the folder at the resolved ``path``, walked one component at a time
+    without following any symlink (created as needed when ``create``): if a folder on the way
+    was swapped for a link after the checks, this fails instead of acting elsewhere."""
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in path.parts[1:]:
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, dir_fd=fd)
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise PermissionError(
+                f"{path} changed since it was checked (a folder on the way is now a link or "
+                "a file); nothing was done"
+            ) from exc
+        raise
+    return fd

@@ -5,6 +5,10 @@ person: sending, posting, paying) → approve · ``forbidden`` → refuse. When 
 the strictest tier wins whatever their order (deny beats allow); a call no rule matches gets the
 tool's default verdict. A file with an error is refused whole, with its line.
 
+On a path argument the gate hands over the resolved absolute path, and a pattern is matched as
+a path (``~`` expanded, relative to the task folder, ``*`` within one folder, ``**`` across);
+see :mod:`butler_cli.core.patterns`.
+
     [[rule]]
     name = "notes are mine"          # shown in the verdict's reason
     tool = "write_file"              # glob on the tool name
@@ -25,8 +29,9 @@ from typing import Any
 
 from butler_cli import Verdict, allow, approve, refuse
 from butler_cli.core.errors import PolicyLoadError
-from butler_cli.core.patterns import compile_pattern, matches
+from butler_cli.core.patterns import arg_matches, compile_pattern
 from butler_cli.policy.settings import PolicySettings
+from butler_cli.store.files import read_text_regular
 
 RULES_FILE = "policy.toml"
 DEFAULT_RULES = "default_rules.toml"  # shipped: used when there is no rule file
@@ -40,16 +45,13 @@ class Rule:
     tool: str
     tier: str
     line: int
-    args: dict[str, tuple[re.Pattern[str], bool]] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
     widen: dict[str, str] = field(default_factory=dict)
 
     def applies(self, tool: str, arguments: dict[str, Any]) -> bool:
         if not fnmatch.fnmatchcase(tool, self.tool):
             return False
-        return all(
-            key in arguments and matches(rx, arguments[key], anchored=anchored)
-            for key, (rx, anchored) in self.args.items()
-        )
+        return all(arg_matches(pattern, key, arguments) for key, pattern in self.args.items())
 
     def verdict(self) -> Verdict:
         why = f"{self.tier} — rule '{self.name}' (line {self.line})"
@@ -75,7 +77,7 @@ class TieredPolicy:
             defaults = files("butler_policies").joinpath(DEFAULT_RULES)
             return cls(parse_rules(defaults.read_text(encoding="utf-8"), Path(str(defaults))), path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text_regular(path)  # a FIFO in its place is named, never waited on
         except (OSError, UnicodeDecodeError) as exc:
             raise PolicyLoadError(f"policy file {path} cannot be read: {exc}") from exc
         return cls(parse_rules(text, path), path)
@@ -126,10 +128,10 @@ def _rule(raw: dict[str, Any], line: int, path: Path) -> Rule:
     name = raw.get("name", f"{tool} → {tier}")
     if not isinstance(name, str):
         raise bad("name must be a string")
-    args: dict[str, tuple[re.Pattern[str], bool]] = {}
-    for key, pattern in _table(raw.get("args", {}), "args", bad).items():
+    args = _table(raw.get("args", {}), "args", bad)
+    for key, pattern in args.items():
         try:
-            args[key] = (compile_pattern(pattern), not pattern.startswith("re:"))
+            compile_pattern(pattern)
         except (re.error, ValueError) as exc:
             raise bad(f"args.{key}: bad pattern {pattern!r}: {exc}") from exc
     widen = _table(raw.get("widen", {}), "widen", bad)
