@@ -301,3 +301,15 @@ def test_resume_prompt_pages_a_long_argument(butler, script, butler_home, workdi
     joined = strip_terminal(seen)
     assert "line299\\ntheend:rm-rfimportant" in joined
     assert all(f"\\nline{i}\\n" in joined for i in range(1, 299))
+
+
+def test_error_lines_are_neutralised(butler) -> None:
+    """An error quotes what it was given (an id, a file name, a server's words): one line, shown
+    neutralised like everything else."""
+    for r in (
+        butler("show", "ab\x1b]0;owned\x07"),
+        butler("run", "--model", "scripted:/nope\x1b[2J\u202e", "x"),
+    ):
+        assert r.returncode != 0
+        assert "\x1b" not in r.stderr and "\u202e" not in r.stderr, r.stderr
+        assert "\\u001b" in r.stderr and len(r.stderr.strip().splitlines()) == 1

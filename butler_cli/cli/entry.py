@@ -27,8 +27,9 @@ def main() -> None:
             app()
     except ButlerError as exc:
         from butler_cli.tools.redact import mask_text
+        from butler_cli.ui.text import visible
 
-        print(f"butler: {mask_text(exc.message)}", file=sys.stderr)
+        print(f"butler: {visible(mask_text(exc.message))}", file=sys.stderr)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         print("butler: interrupted", file=sys.stderr)
@@ -37,8 +38,10 @@ def main() -> None:
         if exc.errno not in _STORAGE_ERRNOS:
             raise
         # A full disk or a permission met outside the careful writers: still one line.
+        from butler_cli.ui.text import visible
+
         where = f" ({exc.filename})" if exc.filename else ""
-        print(f"butler: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"butler: {visible(f'{exc.strerror or exc}{where}')}", file=sys.stderr)
         sys.exit(1)
 
 
