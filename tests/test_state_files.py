@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from conftest import butler_exe, call
