@@ -11,7 +11,7 @@ import pytest
 from butler_cli.memory.block import render_block
 from butler_cli.memory.capture import ConsolidationError, capture_turn, consolidate, due
 from butler_cli.memory.entries import Entry, coerce_importance, sort_entries
-from butler_cli.memory.store import MemoryStore, open_memory
+from butler_cli.memory.store import SCORED_WINDOW, MemoryStore, open_memory
 from butler_cli.memory.tools import MemoryTools
 
 
@@ -172,6 +172,24 @@ class TestStore:
         assert home.recall("merger") == [] and home.get(secret.id) is None
         assert home.forget(secret.id) == 0 and work.get(secret.id) is not None
         assert [e.id for e in work.recall("merger")] == [secret.id]
+
+    def test_a_common_word_stays_in_its_profile_past_a_flood_in_another(
+        self, butler_home: Path
+    ) -> None:
+        """Recall ranks a window of the newest matches; another profile's newer entries must
+        not fill it (the window is taken after the profile's filter), nor other kinds."""
+        work = open_memory(butler_home, "work")
+        home = open_memory(butler_home, "home")
+        mine = work.remember("tea with the harbour team on fridays", "semantic")
+        scratch = work.remember("tea order draft", "working")
+        home.add_entries(
+            Entry(f"h{i:05d}", "semantic", f"tea at home {i}", f"2027-01-01T00:00:{i % 60:02d}", {})
+            for i in range(SCORED_WINDOW + 300)
+        )
+        assert {e.id for e in work.recall("tea")} == {mine.id, scratch.id}
+        assert [e.id for e in work.recall("tea", kinds=["semantic"])] == [mine.id]
+        found = home.recall("tea", k=50)
+        assert len(found) == 50 and all(e.id.startswith("h") for e in found)
 
     def test_bad_profile_name(self, butler_home: Path) -> None:
         from butler_cli.core.errors import UsageError

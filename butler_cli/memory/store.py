@@ -1,20 +1,20 @@
 """The SQLite memory store: one database under the butler's home, one row set per profile.
 
-Stdlib ``sqlite3`` in WAL mode, file 0600, named append-only migrations, FTS5 for recall.
+Stdlib ``sqlite3`` (the file and its migrations: ``schema``), FTS5 for recall.
 Every read and write is scoped to the store's profile: one profile never sees another's.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from butler_cli.core.errors import UsageError
-from butler_cli.memory.block import CLOSE, OPEN, block_ids, render_block
+from butler_cli.memory.block import CLOSE, DEFAULT_BUDGET, OPEN, block_ids, render_block
 from butler_cli.memory.entries import (
     KINDS,
     Entry,
@@ -24,44 +24,24 @@ from butler_cli.memory.entries import (
     now_ts,
     sort_m3,
 )
+from butler_cli.memory.schema import empty_db, open_db
 from butler_cli.memory.search import every_term, index_terms, phrase_of, query_terms, quote_term
-from butler_cli.store.files import ensure_private_dir
 
 DB_FILE = "memory.db"
 DEFAULT_PROFILE = "default"
 RECALL_DEFAULT_K = 12
 RECALL_MAX_K = 50
 CANDIDATES = 200
+#: A search scores (bm25) at most this many of its matches, the most recently stored: scoring
+#: costs microseconds an entry, and a query of words most entries hold would otherwise score
+#: tens of thousands of them. A query with a rarer word has fewer matches and scores them all.
+SCORED_WINDOW = 500
 #: In the any-term search, terms in more entries than this are left out: they would make it
 #: score tens of thousands of rows, and an entry sharing only a common word is a poor match.
 COMMON_TERM_DOCS = 3000
-BLOCK_WINDOW = 2000
-
-#: Named, append-only: a migration is never edited once shipped; new ones go at the end.
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "0001_entries",
-        """
-        CREATE TABLE entries (
-            rowid INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            profile TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            text TEXT NOT NULL,
-            ts TEXT NOT NULL,
-            importance INTEGER NOT NULL,
-            meta TEXT NOT NULL
-        );
-        CREATE INDEX entries_order ON entries (profile, kind, importance DESC, ts DESC, id);
-        CREATE VIRTUAL TABLE entries_fts
-            USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 2');
-        """,
-    ),
-    (
-        "0002_vocab",
-        "CREATE VIRTUAL TABLE entries_vocab USING fts5vocab (entries_fts, 'row')",
-    ),
-]
+#: The shortest bullet a block can hold is 8 characters with its newline (``- [i] t``), so
+#: no more facts than this can fit the budget: the block never needs to read more.
+BLOCK_WINDOW = DEFAULT_BUDGET // 8 + 1
 
 _COLUMNS = "e.id, e.kind, e.text, e.ts, e.importance, e.meta"
 
@@ -94,7 +74,7 @@ class MemoryStore:
     def db(self) -> sqlite3.Connection:
         """The database file, created (with the home) on first use: for writes."""
         if self._db is None:
-            self._db = self._open()
+            self._db = open_db(self.path)
         return self._db
 
     @property
@@ -103,46 +83,9 @@ class MemoryStore:
         schema: listing, searching or showing the block on a fresh home creates nothing."""
         if self._db is None and not self.path.exists():
             if self._empty is None:
-                self._empty = sqlite3.connect(
-                    ":memory:", isolation_level=None, check_same_thread=False
-                )
-                self._migrate(self._empty)
+                self._empty = empty_db()
             return self._empty
         return self.db
-
-    def _open(self) -> sqlite3.Connection:
-        ensure_private_dir(self.path.parent)
-        if not self.path.exists():  # created 0600 before SQLite opens it (its WAL follows)
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        try:
-            db = sqlite3.connect(
-                self.path, timeout=10, isolation_level=None, check_same_thread=False
-            )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            self._migrate(db)
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(
-                f"memory database {self.path} cannot be read ({exc}); it was left as it is"
-            ) from exc
-        return db
-
-    def _migrate(self, db: sqlite3.Connection) -> None:
-        db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-        done = {r[0] for r in db.execute("SELECT name FROM migrations")}
-        for name, sql in MIGRATIONS:
-            if name in done:
-                continue
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if db.execute("SELECT 1 FROM migrations WHERE name=?", (name,)).fetchone() is None:
-                    for statement in filter(str.strip, sql.split(";")):
-                        db.execute(statement)
-                    db.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ts()))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
     def close(self) -> None:
         for db in (self._db, self._empty):
@@ -297,7 +240,8 @@ class MemoryStore:
 
         Relevance: the whole phrase first (Q3), then entries with every term, then any term,
         each by bm25. Entries with every term are fetched first; the any-term search runs only
-        when they are too few, which keeps recall fast on a large store.
+        when they are too few, which keeps recall fast on a large store. Each search ranks at
+        most SCORED_WINDOW of its matches, the most recently stored.
         """
         k = max(1, min(RECALL_MAX_K, k))
         if query is None or not query.strip():
@@ -313,31 +257,56 @@ class MemoryStore:
                 for r in self._matches(any_term, kinds, min_importance):
                     rows.setdefault(r[0], (r, False))
         phrase = phrase_of(query)
-
-        def relevance(item: tuple[Sequence[Any], bool]) -> tuple[bool, bool, float]:
-            row, all_terms = item
-            full = phrase in " ".join(row[2].lower().split())
-            return (not full, not all_terms, round(row[6], 9))
-
-        ranked = sort_m3(rows.values(), lambda it: (it[0][4], it[0][3], it[0][0]), relevance)
-        return [_entry(r) for r, _ in ranked[:k]]
+        keyed = [
+            ((phrase not in " ".join(row[2].lower().split()), not all_terms, round(row[6], 9)), row)
+            for row, all_terms in rows.values()
+        ]
+        if len(keyed) > k:  # only rows as relevant as the k-th can reach the top k
+            cut = heapq.nsmallest(k, (key for key, _ in keyed))[-1]
+            keyed = [item for item in keyed if item[0] <= cut]
+        ranked = sort_m3(keyed, lambda it: (it[1][4], it[1][3], it[1][0]), lambda it: it[0])
+        return [_entry(row) for _, row in ranked[:k]]
 
     def _uncommon(self, terms: list[str]) -> list[str]:
-        """The terms found in at most COMMON_TERM_DOCS entries (across the file), rarest first."""
-        if not terms:
-            return []
-        marks = ", ".join("?" for _ in terms)
-        counts = dict(
-            self.reader.execute(
-                f"SELECT term, doc FROM entries_vocab WHERE term IN ({marks})", terms
-            )
-        )
-        found = [t for t in terms if 0 < counts.get(t, 0) <= COMMON_TERM_DOCS]
+        """The terms found in at most COMMON_TERM_DOCS entries (across the file), rarest first.
+
+        Counted through the index and only up to the limit, so a word in most entries costs
+        no more than a rare one (the vocabulary table walks a word's every entry to count it).
+        """
+        counts: dict[str, int] = {}
+        for term in terms:
+            counts[term] = self.reader.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? "
+                "LIMIT ?)",
+                (quote_term(term), COMMON_TERM_DOCS + 1),
+            ).fetchone()[0]
+        found = [t for t in terms if 0 < counts[t] <= COMMON_TERM_DOCS]
         return sorted(found, key=lambda t: counts[t])
 
     def _matches(
         self, match: str, kinds: Sequence[str] | None, min_importance: int | None
     ) -> list[Sequence[Any]]:
+        """The CANDIDATES best by bm25 of the newest SCORED_WINDOW matches in this profile.
+
+        The index walks its matches newest first and stops at the window. When this profile is
+        all the file holds and nothing else filters, the index alone is scored and only the
+        best entries are read; otherwise each match is joined to its entry and filtered first.
+        """
+        if kinds is None and min_importance is None and self._sole_profile():
+            scored = self.reader.execute(
+                "SELECT rowid, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT ?",
+                (match, SCORED_WINDOW),
+            ).fetchall()
+            best = dict(sorted(scored, key=lambda r: r[1])[:CANDIDATES])
+            marks = ", ".join("?" for _ in best)
+            found = self.reader.execute(
+                f"SELECT e.rowid, {_COLUMNS} FROM entries e WHERE e.rowid IN ({marks})",
+                list(best),
+            ).fetchall()
+            rows: list[Sequence[Any]] = [(*r[1:], best[r[0]]) for r in found]
+            rows.sort(key=lambda r: r[6])
+            return rows
         sql, args = self._filtered(
             f"SELECT {_COLUMNS}, bm25(entries_fts) FROM entries_fts "
             "JOIN entries e ON e.rowid = entries_fts.rowid",
@@ -346,9 +315,17 @@ class MemoryStore:
             extra="entries_fts MATCH ?",
         )
         args.insert(0, match)
-        sql += " ORDER BY bm25(entries_fts) LIMIT ?"
-        args.append(CANDIDATES)
-        return self.reader.execute(sql, args).fetchall()
+        sql += " ORDER BY entries_fts.rowid DESC LIMIT ?"
+        args.append(SCORED_WINDOW)
+        joined: list[Sequence[Any]] = self.reader.execute(sql, args).fetchall()
+        joined.sort(key=lambda r: r[6])
+        return joined[:CANDIDATES]
+
+    def _sole_profile(self) -> bool:
+        """True when every entry in the file is this profile's (or there are none)."""
+        low = self.reader.execute("SELECT min(profile) FROM entries").fetchone()[0]
+        high = self.reader.execute("SELECT max(profile) FROM entries").fetchone()[0]
+        return low is None or low == high == self.profile
 
     def block_candidates(self, window: int = BLOCK_WINDOW) -> tuple[list[Entry], int]:
         """Semantic entries for the frozen block: a wide M3 window, and how many there are."""
