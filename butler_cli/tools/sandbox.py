@@ -178,9 +178,10 @@ def _inside(path: Path, root: Path) -> bool:
 def _masks(hidden: Iterable[Path], roots: Sequence[Path]) -> list[Path]:
     """What to hide, resolved, outermost first, nothing inside an already hidden folder.
 
-    A path that does not exist yet but could be created through a writable root (the
-    butler's home or config folder before first use) is made now, empty and 0700, so it can
-    be hidden: a program must not plant a config or policy file for the butler to read.
+    A path that does not exist yet but could be created through a writable root must not be
+    planted by a program: a folder (the butler's home or config folder before first use) is
+    made now, empty and 0700, and hidden; a policy's missing bytecode file is covered by
+    hiding its ``__pycache__`` folder (made if need be). Other missing files are left alone.
     """
     found: list[Path] = []
     for raw in hidden:
@@ -188,6 +189,10 @@ def _masks(hidden: Iterable[Path], roots: Sequence[Path]) -> list[Path]:
         if not real.exists():
             if not any(_inside(real, r) for r in roots):
                 continue  # nothing can create it from inside the sandbox
+            if real.suffix == ".pyc" and real.parent.name == "__pycache__":
+                real = real.parent
+            elif real.suffix:
+                continue
             real.mkdir(parents=True, exist_ok=True, mode=0o700)
         found.append(real)
     found.sort(key=lambda p: len(p.parts))
