@@ -63,6 +63,7 @@ def test_a_command_cannot_see_or_change_the_gate(
     config = butler_home / "config.toml"
     config.write_text("max_rounds = 8\n")
     policy = Path(allow_all[1].split(":")[0])
+    outside = Path(f"/etc/butler-was-here-{tmp_path.name}")  # not an allowed root
     (workdir / ".git").mkdir()
     (workdir / ".git" / "config").write_text("[core]\n")
     outputs, _ = run_commands(
@@ -76,7 +77,7 @@ def test_a_command_cannot_see_or_change_the_gate(
         ["cat", str(policy)],
         ["sh", "-c", "cat /proc/*/environ | tr '\\0' '\\n'"],
         ["sh", "-c", "echo '\tfsmonitor = touch /tmp/pwned' >> .git/config"],
-        ["sh", "-c", "echo mine > made.txt && touch /etc/butler-was-here"],
+        ["sh", "-c", f"echo mine > made.txt && touch {outside}"],
         env={"OPENAI_API_KEY": CANARY},
     )
     joined = "\n".join(outputs)
@@ -88,7 +89,9 @@ def test_a_command_cannot_see_or_change_the_gate(
     assert (workdir / ".git" / "config").read_text() == "[core]\n"
     assert "Read-only file system" in outputs[6]
     assert (workdir / "made.txt").read_text() == "mine\n"  # the allowed root stays writable
-    assert not Path("/etc/butler-was-here").exists() and "Read-only" in outputs[7]
+    written = outside.exists()
+    outside.unlink(missing_ok=True)
+    assert not written and "Read-only" in outputs[7]
     assert key.read_bytes() == b"K" * 32 + b"PARKKEY"
 
 
