@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from butler_cli.cli import chat, config, doctor, mcp, memory, parks, policy, resume, run, tools
+from butler_cli.cli import schedule as schedule_cmd
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -35,6 +36,7 @@ app.add_typer(policy.app, name="policy")
 app.add_typer(config.app, name="config")
 app.add_typer(mcp.app, name="mcp")
 app.add_typer(tools.app, name="tools")
+app.add_typer(schedule_cmd.app, name="schedule")
 
 
 @app.callback()

@@ -1,0 +1,204 @@
+"""`butler schedule …`: tasks that run on a cron schedule, unattended (as `butler run`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from butler_cli.schedule.store import ScheduleStore
+
+from butler_cli.cli.options import Json, Model, Policy, PolicyFile
+
+app = typer.Typer(
+    name="schedule",
+    help="Tasks that run on a schedule (cron), unattended: an approval parks and waits for you. "
+    "They run while `butler serve` runs.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+JobId = Annotated[str, typer.Argument(metavar="ID", help="Schedule id or a unique prefix.")]
+
+
+def _store() -> ScheduleStore:
+    from butler_cli.schedule.store import ScheduleStore
+    from butler_cli.store.files import butler_home
+
+    return ScheduleStore(butler_home())
+
+
+@app.command("add")
+def add(
+    cron: Annotated[
+        str,
+        typer.Argument(
+            metavar="WHEN", help="Cron expression ('0 8 * * 1-5') or @hourly/@daily/@weekly/…"
+        ),
+    ],
+    task: Annotated[str, typer.Argument(metavar="TASK", help="What to do, as for `butler run`.")],
+    model: Model = None,
+    policy: Policy = None,
+    policy_file: PolicyFile = None,
+    folder: Annotated[
+        str | None,
+        typer.Option("--folder", help="Folder the task runs in. Default: this one."),
+    ] = None,
+    on_park: Annotated[
+        str | None,
+        typer.Option(
+            "--on-park",
+            help="When a run parks: a command (run without a shell, the event as JSON on its "
+            "stdin) or an http(s):// URL the event is POSTed to.",
+            show_default=False,
+        ),
+    ] = None,
+    hook_timeout: Annotated[
+        float, typer.Option("--hook-timeout", help="Seconds the on-park hook may take.")
+    ] = 10.0,
+) -> None:
+    """Add a schedule; the model and policy are fixed now (flags, environment, config)."""
+    from butler_cli.cli import render
+    from butler_cli.schedule.jobs import add_job
+    from butler_cli.ui.text import visible
+
+    job = add_job(
+        cron,
+        task,
+        model=model,
+        policy=policy,
+        policy_file=policy_file,
+        folder=folder,
+        on_park=on_park,
+        hook_timeout=hook_timeout,
+    )
+    render.out().out(
+        f"schedule {job.id}: {visible(job.cron)} — next run {_local(job.next_due)}",
+        highlight=False,
+    )
+
+
+@app.command("list")
+def list_(json_out: Json = False) -> None:
+    """Every schedule: when it runs next, and what its last run came to."""
+    import sys
+
+    from butler_cli.cli import render
+    from butler_cli.ui.text import visible
+
+    store = _store()
+    jobs, last = store.jobs(), store.last_runs()
+    if json_out:
+        rows = []
+        for j in jobs:
+            run = last.get(j.id)
+            rows.append(
+                {
+                    **{k: getattr(j, k) for k in ("id", "cron", "task", "model", "policy")},
+                    "folder": j.folder,
+                    "paused": j.paused,
+                    "next_run": j.next_due,
+                    "last_outcome": run.status if run else None,
+                    "last_park": run.park_id if run else None,
+                }
+            )
+        render.print_json(rows)
+        return
+    if not jobs:
+        sys.stdout.write('No schedules. Add one: butler schedule add "0 8 * * 1-5" "TASK"\n')
+        return
+    lines = []
+    for j in jobs:
+        run = last.get(j.id)
+        outcome = "never run"
+        if run is not None:
+            outcome = (
+                f"{run.status}{f' ({run.park_id})' if run.park_id else ''} at {run.started_at}"
+            )
+        nxt = "paused" if j.paused else f"next {_local(j.next_due)}"
+        lines.append(f"{j.id}  {visible(j.cron)}  {nxt}  last: {outcome}")
+        lines.append(f"        task: {visible(j.task)}")
+        lines.append(f"        model: {visible(j.model)}  policy: {visible(j.policy or '')}")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+@app.command("remove")
+def remove(job_id: JobId) -> None:
+    """Remove a schedule (its past runs stay in the record)."""
+    store = _store()
+    job = store.get(job_id)
+    store.remove(job.id)
+    typer.echo(f"schedule {job.id} removed")
+
+
+@app.command("pause")
+def pause(job_id: JobId) -> None:
+    """Stop running a schedule until `schedule resume`."""
+    from butler_cli.schedule.runner import utc_now
+
+    store = _store()
+    job = store.get(job_id)
+    store.set_paused(job.id, True, utc_now())
+    typer.echo(f"schedule {job.id} paused")
+
+
+@app.command("resume")
+def resume(job_id: JobId) -> None:
+    """Run a paused schedule again, from its next time after now (no catch-up)."""
+    from butler_cli.schedule.runner import utc_now
+
+    store = _store()
+    job = store.get(job_id)
+    store.set_paused(job.id, False, utc_now())
+    typer.echo(f"schedule {job.id} resumed — next run {_local(store.get(job.id).next_due)}")
+
+
+@app.command("run")
+def run_now(job_id: JobId, json_out: Json = False) -> None:
+    """Run a schedule's task now, once, unattended (its next scheduled time is unchanged)."""
+    from butler_cli.cli import render
+    from butler_cli.schedule.runner import Scheduler
+
+    store = _store()
+    done = Scheduler(store).run_now(store.get(job_id))
+    if json_out:
+        render.print_json_line(
+            {
+                "schedule": done.job.id,
+                "status": done.status,
+                "park_id": done.park_id,
+                "text": done.text,
+                "error": done.error,
+                "hook": done.hook_problem,
+            }
+        )
+    else:
+        _say(done)
+    codes = {"done": 0, "failed": 1, "limit": 4, "parked": 3}
+    raise typer.Exit(codes.get(done.status, 1))
+
+
+def _say(done: object) -> None:
+    """One run's outcome, as `butler run` prints it (model text neutralised)."""
+    from butler_cli.cli import render
+    from butler_cli.ui.markup import safe
+
+    out = render.out()
+    status = getattr(done, "status", "")
+    text, park_id = getattr(done, "text", ""), getattr(done, "park_id", None)
+    if text:
+        out.print(safe(text, lines=True))
+    if status == "parked":
+        out.print(f"⏸ parked {park_id}: decide with butler resume {park_id} (or in butler serve)")
+    elif status == "failed":
+        render.warn(f"failed: {getattr(done, 'error', '')}")
+    problem = getattr(done, "hook_problem", None)
+    if problem:
+        render.warn(problem)
+
+
+def _local(stamp: str) -> str:
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M %Z")

@@ -1,0 +1,47 @@
+"""Making a schedule: the model, policy and folder are fixed when it is made, as `butler run`
+would have resolved them then (flags, then the environment, then the config file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from butler_cli.app.config import load_config, with_defaults
+from butler_cli.app.options import MODEL_ENV, RunOptions
+from butler_cli.core.errors import UsageError
+from butler_cli.hooks import DEFAULT_TIMEOUT, Hook
+from butler_cli.policy.loader import DEFAULT_POLICY
+from butler_cli.schedule.cron import expand
+from butler_cli.schedule.runner import utc_now
+from butler_cli.schedule.store import Job, ScheduleStore
+from butler_cli.store.files import butler_home
+
+
+def add_job(
+    cron: str,
+    task: str,
+    *,
+    model: str | None,
+    policy: str | None,
+    policy_file: str | None,
+    folder: str | None,
+    on_park: str | None,
+    hook_timeout: float = DEFAULT_TIMEOUT,
+) -> Job:
+    """Check everything (a bad expression, folder or hook is a usage error), then store it."""
+    expand(cron)
+    if not task.strip():
+        raise UsageError("the task is empty")
+    opts = with_defaults(RunOptions(model=model, policy=policy), load_config())
+    if not opts.model:
+        raise UsageError(f"no model chosen: pass --model or set {MODEL_ENV}")
+    chosen = opts.model
+    if chosen.startswith("scripted:"):  # a relative script path means here, not the folder
+        chosen = "scripted:" + str(Path(chosen.removeprefix("scripted:")).expanduser().resolve())
+    where = Path(folder or ".").expanduser().resolve()
+    if not where.is_dir():
+        raise UsageError(f"--folder {where} is not a folder")
+    hook = Hook.parse(on_park, hook_timeout).to_json() if on_park else None
+    pfile = str(Path(policy_file).expanduser().resolve()) if policy_file else None
+    return ScheduleStore(butler_home()).add(
+        cron, task, chosen, opts.policy or DEFAULT_POLICY, pfile, str(where), hook, utc_now()
+    )

@@ -1,0 +1,119 @@
+"""Running schedules: claim what is due, run it unattended exactly as `butler run` does, record
+the outcome, and fire the ``on_park`` hook when it parks.
+
+The clock and the task runner are injected: tests move time by hand, and nothing here prints
+(the caller says what to do with each :class:`Finished`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from butler_cli.hooks import Hook, fire, park_event
+from butler_cli.schedule.store import Job, ScheduleStore
+
+Clock = Callable[[], datetime]
+#: How often a running scheduler looks at the store (schedules added meanwhile are seen).
+POLL_SECONDS = 2.0
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What one run came to: the job, the run's row id, and its outcome."""
+
+    job: Job
+    run_id: int
+    status: str
+    park_id: str | None
+    text: str
+    error: str | None
+    hook_problem: str | None
+
+
+def run_job(job: Job) -> tuple[str, str | None, str, str | None, dict[str, str] | None]:
+    """Run the job's task once, unattended: (status, park_id, text, error, approval).
+
+    The options are the ones the schedule was made with; no ``--yes-safe``, no decision from
+    anywhere — an approval parks, as in `butler run`."""
+    from butler_cli.app.butler import Butler
+    from butler_cli.app.options import RunOptions
+    from butler_cli.core.errors import ButlerError
+
+    opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)
+    try:
+        butler = Butler.build(opts, cwd=Path(job.folder))
+        try:
+            report = butler.run_task(job.task)
+        finally:
+            if butler.mcp is not None:
+                butler.mcp.close()
+    except ButlerError as exc:
+        return "failed", None, "", exc.message, None
+    except Exception as exc:  # one job's failure never stops the scheduler
+        return "failed", None, "", f"{type(exc).__name__}: {exc}", None
+    return report.status, report.park_id, report.text, report.error, report.approval
+
+
+Runner = Callable[[Job], tuple[str, str | None, str, str | None, dict[str, str] | None]]
+
+
+class Scheduler:
+    """Claims due jobs from the store and runs them one after another."""
+
+    def __init__(
+        self,
+        store: ScheduleStore,
+        clock: Clock = utc_now,
+        runner: Runner = run_job,
+        on_finished: Callable[[Finished], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.runner = runner
+        self.on_finished = on_finished
+
+    def tick(self) -> list[Finished]:
+        """Run every job due now, once each (whatever was missed: one run, not a burst)."""
+        return [self._run(job, run_id) for job, run_id in self.store.claim_due(self.clock())]
+
+    def run_now(self, job: Job) -> Finished:
+        """`schedule run ID`: one run now; the schedule's next due time is left as it is."""
+        return self._run(job, self.store.start_run(job.id, "now", job.task, self.clock()))
+
+    def _run(self, job: Job, run_id: int) -> Finished:
+        status, park_id, text, error, approval = self.runner(job)
+        self.store.finish_run(run_id, status, self.clock(), park_id=park_id, text=text, error=error)
+        problem = None
+        hook = Hook.from_json(job.hook)
+        if status == "parked" and park_id is not None and hook is not None:
+            problem = fire(hook, park_event(park_id, job.task, approval, schedule=job.id))
+            self.store.note_hook(run_id, problem or "delivered")
+        done = Finished(job, run_id, status, park_id, text, error, problem)
+        if self.on_finished is not None:
+            self.on_finished(done)
+        return done
+
+    def seconds_to_next(self) -> float:
+        """Seconds until the earliest unpaused job is due (at most the poll interval)."""
+        now = self.clock()
+        dues = [datetime.fromisoformat(j.next_due) for j in self.store.jobs() if not j.paused]
+        if not dues:
+            return POLL_SECONDS
+        wait = (min(dues) - now) / timedelta(seconds=1)
+        return min(max(wait, 0.05), POLL_SECONDS)
+
+    def serve(self, stop: threading.Event) -> None:
+        """Until ``stop`` is set: catch up once on start, then run each job when it is due.
+        A run in flight when ``stop`` is set finishes (or parks) before this returns."""
+        self.store.interrupted(self.clock())
+        while not stop.is_set():
+            self.tick()
+            stop.wait(self.seconds_to_next())
