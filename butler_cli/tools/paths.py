@@ -84,29 +84,31 @@ class PathRules:
         self, base: Path, home: Path, protected: Sequence[Path], roots: Sequence[Path]
     ) -> None:
         self.base = base
+        self.real_base = os.path.realpath(base)
         self.home = Path(os.path.realpath(home))
         self.protected = [Path(os.path.realpath(p)) for p in protected]
         self.roots = [Path(os.path.realpath(r)) for r in roots]
 
     def off_limits(self, path: Path) -> bool:
         """Whether ``path`` (resolved) is the home, a protected path, or inside one."""
-        return any(is_inside(path, p) for p in (self.home, *self.protected))
+        return any(_within(path, p) for p in (self.home, *self.protected))
 
     def check(self, path: Path, *, changing: bool) -> None:
         """PermissionError when the resolved ``path`` may not be used (``changing``: by a
         write, delete or move, which also may not take a folder holding the butler's files)."""
-        problem = home_refusal(path, self.home)
+        problem = home_refusal(path, self.home) if _within(path, self.home) else None
         for guarded in self.protected:
-            if problem is None and is_inside(path, guarded):
+            if problem is None and _within(path, guarded):
                 problem = f"{path} is one of the butler's own files ({guarded}); it is off limits"
         if changing:
             for guarded in (self.home, *self.protected):
-                if problem is None and is_inside(guarded, path):
+                if problem is None and _within(guarded, path):
                     problem = (
                         f"{path} holds the butler's own files ({guarded}); "
                         "it cannot be changed, moved or deleted"
                     )
-        problem = problem or root_refusal(path, self.roots)
+        if problem is None and not any(_within(path, root) for root in self.roots):
+            problem = root_refusal(path, self.roots)
         if problem:
             raise PermissionError(problem)
 
@@ -120,9 +122,16 @@ class PathRules:
     def resolve(self, tool: str, key: str, raw: object) -> str:
         """The resolved absolute path a governed tool's ``raw`` argument names. A symlink in
         the last component is refused: the change would land on a file the person never saw."""
-        path = resolve(self.base, raw)
-        assert isinstance(raw, str)  # resolve() refused anything else
-        if last_is_link(self.base, raw):
+        if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
+            resolve(self.base, raw)  # raises the ValueError that says what is wrong
+            raise ValueError(f"'{key}' must be a path")
+        full = self.base / Path(raw).expanduser()
+        folder = os.path.realpath(full.parent)
+        candidate = os.path.join(folder, full.name)
+        # The folder is resolved and the last name is not a link: together they are the file.
+        path = Path(candidate if full.name not in ("", "..") else os.path.realpath(candidate))
+        if os.path.islink(candidate):
+            path = Path(os.path.realpath(candidate))
             raise PermissionError(
                 f"'{key}' {raw!r} is a symbolic link (to {path}); the butler never writes, "
                 "deletes or moves through a link — name the file itself"
@@ -131,7 +140,13 @@ class PathRules:
         return str(path)
 
     def glob(self, pattern: str) -> str:
-        return normalize_glob(pattern, os.path.realpath(self.base), os.path.realpath)
+        return normalize_glob(pattern, self.real_base, os.path.realpath)
+
+
+def _within(path: Path, real_root: Path) -> bool:
+    """``is_inside`` for a root already resolved (no filesystem access)."""
+    root, candidate = os.path.normcase(str(real_root)), os.path.normcase(str(path))
+    return candidate == root or candidate.startswith(root.rstrip(os.sep) + os.sep)
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
