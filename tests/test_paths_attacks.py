@@ -371,3 +371,35 @@ def test_no_file_tool_reaches_the_gates_own_files(target, script, tmp_path, work
     assert results[8]["is_error"]
     assert not (me / "moved").exists()
     assert {p: p.read_bytes() for p in guarded} == before
+
+
+def test_a_plugin_tool_that_takes_paths_is_judged_the_same_way(tmp_path, workdir, me) -> None:
+    """In process: a plug-in names its path arguments and takes the context's resolver; its
+    policy sees, and its executor gets, the resolved path; its links and the gate's files are
+    refused like the built-ins'."""
+    from butler_cli.core.gate import Gate
+    from butler_cli.core.toolsets import ToolSpec
+    from butler_cli.tools.plugins import ToolContext
+
+    seen: list[tuple[str, str]] = []
+    context = ToolContext(workdir, tmp_path / "bhome", None, [tmp_path / "pol.py"], [workdir])
+    gate = Gate(
+        [ToolSpec("archive", "Archive a file.", {"type": "object"}, None, ("file",))],
+        lambda name, args: seen.append(("ran", args["file"])) or "ok",
+        policy=lambda name, args: seen.append(("policy", args["file"])),
+        paths=context.path_rules(),
+    )
+    (workdir / "a").mkdir()
+    (workdir / "link").symlink_to(tmp_path / "pol.py")
+    assert gate.classify("archive", {"file": "a/../b.txt"}).decision == "approve"
+    assert gate.run(call_block("archive", file="a/../b.txt")).content == "ok"
+    assert seen == [("policy", str(workdir / "b.txt")), ("ran", str(workdir / "b.txt"))]
+    for bad in ("link", "../pol.py", "../bhome/x", "../elsewhere"):
+        assert gate.classify("archive", {"file": bad}).decision == "refuse", bad
+    assert len(seen) == 2
+
+
+def call_block(name: str, **args: Any) -> Any:
+    from butler_cli.core.messages import ToolUseBlock
+
+    return ToolUseBlock(id="c1", name=name, input=args)

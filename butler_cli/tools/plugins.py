@@ -12,11 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.gate import Policy
 from butler_cli.core.toolsets import Toolset
+
+if TYPE_CHECKING:
+    from butler_cli.tools.paths import PathRules
 
 GROUP = "butler.tools"
 
@@ -40,6 +43,15 @@ class ToolContext:
         from butler_cli.tools.redact import child_env
 
         return child_env(extra)
+
+    def path_rules(self) -> PathRules:
+        """The resolver for a plug-in's governed tools that take paths: name them in
+        ``ToolSpec.path_args`` and pass this as ``Gate(..., paths=context.path_rules())``; the
+        policy then judges, and the executor gets, the resolved paths, checked against the
+        allowed roots and the butler's own files like the built-in file tools."""
+        from butler_cli.tools.paths import PathRules
+
+        return PathRules(self.base_dir, self.home, self.protected, self.roots)
 
 
 @dataclass(frozen=True)
