@@ -1,4 +1,4 @@
-"""In-process harness for the spec's acceptance cases: real gates, real park files."""
+"""In-process harness for the acceptance cases (docs/rules.md): real gates, real park files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The spec's acceptance cases (governed-loop.md, cases 1–15), against real park files."""
+"""The loop's acceptance cases 1–15 (docs/rules.md), against real park files."""
 
 from __future__ import annotations
 

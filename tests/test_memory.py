@@ -1,4 +1,4 @@
-"""Memory rules (spec memory.md) against a real SQLite file in a temp dir."""
+"""Memory rules M, F, T, Q, C, V (docs/rules.md) against a real SQLite file in a temp dir."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Park files: durable, authenticated, exactly-once (spec X1–X3, design "Park lifecycle").
+"""Park files: durable, authenticated, exactly-once (X1–X3; lifecycle: docs/architecture.md).
 
 A park file is readable JSON whose first line carries an HMAC over the exact bytes of the
 ``park`` body that follows, so verifying never needs to re-serialise anything::
