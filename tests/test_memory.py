@@ -218,8 +218,9 @@ class TestTools:
         found = tools.recall({"query": "jazz"})
         assert entry_id in found and "semantic" in found and "importance 4" in found
         assert tools.recall({"query": "opera"}) == "No matching memories."
-        assert tools.forget({"id": entry_id}) == f"Forgot {entry_id} (if it existed)."
-        assert tools.forget({"id": "nope"}) == "Forgot nope (if it existed)."
+        assert tools.forget({"id": entry_id}) == f"Forgot {entry_id}."
+        with pytest.raises(ValueError, match="no memory nope"):
+            tools.forget({"id": "nope"})
         assert mem.get(entry_id) is None
 
     @pytest.mark.parametrize(

@@ -295,3 +295,23 @@ def test_forgetting_an_unknown_id_says_so(butler) -> None:
     assert r.returncode != 0 and r.stdout == ""
     assert r.stderr.strip().splitlines() == ["butler: no memory mnotathing in profile default"]
     assert butler("memory", "export").stdout == before
+
+
+def test_the_models_forget_tells_the_truth(butler, script) -> None:
+    """The model's forget tool: a real id is forgotten; an unknown one is an error result that
+    says so, not a claim that it was forgotten."""
+    from conftest import call, tool_results
+
+    entries = add_facts(butler, FACTS[:3])
+    real = entries[0]["id"]
+    model = script(
+        {"tool_calls": [call("forget", "f1", id="mnotathing"), call("forget", "f2", id=real)]},
+        {"text": "done"},
+    )
+    r = butler("run", "--model", model, "forget those", "--json")
+    assert r.returncode == 0, r.stderr
+    unknown, known = tool_results(r.stdout)
+    assert unknown["is_error"] and "no memory mnotathing" in unknown["content"]
+    assert not known["is_error"] and known["content"] == f"Forgot {real}."
+    left = json.loads(butler("memory", "list", "--kind", "semantic", "--json").stdout)
+    assert sorted(e["id"] for e in left) == sorted(e["id"] for e in entries[1:])

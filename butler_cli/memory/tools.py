@@ -77,8 +77,10 @@ class MemoryTools:
         entry_id = args.get("id")
         if not isinstance(entry_id, str) or not entry_id.strip():
             raise ValueError("forget needs a non-blank 'id'")
-        self.store.forget(entry_id.strip())
-        return f"Forgot {entry_id.strip()} (if it existed)."
+        entry_id = entry_id.strip()
+        if not self.store.forget(entry_id):
+            raise ValueError(f"no memory {entry_id} in this profile; nothing was forgotten")
+        return f"Forgot {entry_id}."
 
     def toolset(self) -> FunctionToolset:
         return FunctionToolset(
