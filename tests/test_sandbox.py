@@ -96,6 +96,27 @@ def test_a_command_cannot_see_or_change_the_gate(
 
 
 @needs_bwrap
+def test_a_linked_git_dir_stays_read_only(butler, script, allow_all, workdir) -> None:
+    """A worktree's `.git` file points elsewhere (`gitdir:`): that folder is read-only too."""
+    real = workdir / "repo.git"
+    (real / "hooks").mkdir(parents=True)
+    (real / "config").write_text("[core]\n")
+    tree = workdir / "deep" / "er" / "tree"  # deeper than the scan: found from the folder
+    tree.mkdir(parents=True)
+    (tree / ".git").write_text(f"gitdir: {real}\n")
+    hook = real / "hooks" / "pre-commit"
+    argv = ["sh", "-c", f"echo '#!/bin/sh' > '{hook}'; echo x >> '{real}/config'; echo ok > f"]
+    model = script(
+        {"tool_calls": [call("run_command", "c", argv=argv, cwd=str(tree))]}, {"text": "k"}
+    )
+    r = butler("run", "--model", model, "go", "--json", *allow_all)
+    out = tool_results(r.stdout)[0]["content"]
+    assert "Read-only file system" in out, out
+    assert not hook.exists() and (real / "config").read_text() == "[core]\n"
+    assert (tree / "f").read_text() == "ok\n"
+
+
+@needs_bwrap
 def test_the_network_follows_the_config(butler, script, allow_all, butler_home) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]

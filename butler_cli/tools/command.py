@@ -170,11 +170,14 @@ class CommandTool:
     def execute(self, name: str, args: dict[str, Any]) -> str:
         argv, cwd, timeout = self._checked(args)  # checked again: the disk may have changed
         full = self.sandbox.wrap(argv, cwd, self.roots, self.protected, self.network)
+        env = child_env()
+        if self.sandbox.kind == "bubblewrap":
+            env["TMPDIR"] = "/tmp"  # its own fresh /tmp; the butler's TMPDIR may be read-only
         try:
             proc = subprocess.Popen(
                 full,
                 cwd=cwd,
-                env=child_env(),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
