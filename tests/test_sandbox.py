@@ -243,3 +243,25 @@ def test_output_is_capped_while_it_streams(butler, script, allow_all, tmp_path) 
     if os.waitstatus_to_exitcode(status) == 0:
         content = tool_results(out.decode())[0]["content"]
         assert "299983616 bytes of output cut here" in content
+
+
+def test_the_macos_profile_states_the_same_rules(tmp_path) -> None:
+    """sandbox-exec cannot run here: this only checks the profile text it would be given
+    (in-process), so a change to the rules cannot silently drop one on macOS."""
+    from butler_cli.tools.sandbox import Sandbox
+
+    root, home = tmp_path / "work", tmp_path / "home"
+    (root / ".git").mkdir(parents=True)
+    home.mkdir()
+    key = tmp_path / "key.txt"
+    key.write_text("k")
+    box = Sandbox("sandbox-exec", "/usr/bin/sandbox-exec")
+    argv = box.wrap(["ls"], root, [root], [home, key], network=False)
+    assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"] and argv[3:] == ["ls"]
+    profile = argv[2]
+    assert profile.count("(") == profile.count(")")
+    assert "(deny file-write*)" in profile and f'(subpath "{root}")' in profile
+    assert f'(deny file-write* (subpath "{root / ".git"}"))' in profile
+    assert f'(deny file-read* file-write* (subpath "{home}"))' in profile
+    assert f'(deny file-read* file-write* (literal "{key}"))' in profile
+    assert profile.rstrip().endswith("(deny network*)")
