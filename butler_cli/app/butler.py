@@ -48,6 +48,7 @@ from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
+from butler_cli.store.ledger import DecisionLedger
 from butler_cli.store.parks import ParkJournal, ParkStore
 from butler_cli.tools import builtin_toolsets
 from butler_cli.tools.redact import MaskingToolbox
@@ -81,10 +82,22 @@ def now_iso() -> str:
 
 
 class AuditObserver(LoopObserver):
-    """Writes one audit line per governed verdict, with the park id when the round parked."""
+    """Writes one audit line per governed verdict, with the park id when the round parked, and
+    one per governed call judged again when a park is resumed (``resumed``: that park's id)."""
 
-    def __init__(self, audit: AuditLog) -> None:
+    def __init__(self, audit: AuditLog, resumed: str | None = None) -> None:
         self.audit = audit
+        self.resumed = resumed
+
+    def call_judged(self, call: ToolUseBlock, verdict: Verdict | None, outcome: str) -> None:
+        self.audit.record_judged(
+            park=self.resumed,
+            tool=call.name,
+            args=call.input,
+            verdict=verdict.decision if verdict is not None else None,
+            reason=verdict.reason if verdict is not None else None,
+            outcome=outcome,
+        )
 
     def round_classified(
         self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
@@ -269,8 +282,10 @@ class Butler:
 
         return sink
 
-    def _observers(self, observer: LoopObserver | None) -> LoopObserver:
-        audit = AuditObserver(self.audit)
+    def _observers(
+        self, observer: LoopObserver | None, resumed: str | None = None
+    ) -> LoopObserver:
+        audit = AuditObserver(self.audit, resumed)
         return Observers(audit, observer) if observer is not None else audit
 
     def run_task(
@@ -306,7 +321,7 @@ class Butler:
             ParkJournal(self.store, state),
             self.config,
             self._park_sink(state.context.task, state.id),
-            self._observers(observer),
+            self._observers(observer, resumed=state.id),
         )
         return self._finish(state.context.task, outcome)
 
@@ -339,6 +354,9 @@ def resume_park(
     park_id = store.resolve_id(given_id)
     with store.lock(park_id):
         state = store.load(park_id)
+        ledger = DecisionLedger(home)
+        events = ledger.events_for(park_id)
+        _check_ledger(state, events)
         decision = _decision_for(state, approved, note)
         opts = opts.over(state.context)
         same_memory = (opts.profile or DEFAULT_PROFILE) == state.context.profile
@@ -354,6 +372,7 @@ def resume_park(
             state.decision = decision
             state.decided_at = now_iso()
             store.save(state)  # the decision is durable before anything runs
+            ledger.record(park_id, "decided")  # ...and so is the ledger's line
             butler.audit.record(
                 "decision",
                 park=park_id,
@@ -363,12 +382,25 @@ def resume_park(
                 text=decision.note,
             )
             crash_point("decision-written")
+        elif "decided" not in events:  # the ledger line was lost with a crash or a full disk
+            ledger.record(park_id, "decided")
         return butler.continue_park(state, decision, observer)
 
 
 def load_park(given_id: str) -> ParkState:
     store = ParkStore(butler_home())
     return store.load(store.resolve_id(given_id))
+
+
+def _check_ledger(state: ParkState, events: set[str]) -> None:
+    """The park file is not its own only record: a copy put back is refused (exit 5)."""
+    restored = "resolved" in events or (state.status == "pending" and "decided" in events)
+    if restored:
+        raise ParkError(
+            f"park {state.id} was already decided (the decided-park ledger says so); this copy "
+            "of its file was restored or altered, and it never runs twice. The file is left as "
+            "it is"
+        )
 
 
 def _decision_for(state: ParkState, approved: bool | None, note: str | None) -> Decision:

@@ -64,7 +64,14 @@ class Conversation:
             if answer is None:
                 return report
             if answer.grant is not None and self.grants is not None:
-                self.grants.add(self.butler.bind_grant(answer.grant))
+                grant = self.butler.bind_grant(answer.grant)
+                number = self.grants.add(grant)
+                self.butler.audit.record_grant(
+                    number=number,
+                    tool=grant.tool,
+                    scope="exact" if grant.exact is not None else grant.scope_keys(),
+                    args=load_park(report.park_id).approved_arguments(),
+                )
             report = resume_park(
                 report.park_id, answer.approved, answer.note, self.opts, observer, self.grants
             )

@@ -17,7 +17,7 @@ from typing import Any
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.core.errors import UsageError
 from butler_cli.providers import ProviderSettings
-from butler_cli.store.files import HOME_ENV, write_atomic
+from butler_cli.store.files import HOME_ENV, read_text_regular, write_atomic
 
 CONFIG_FILE = "config.toml"
 TOP_KEYS: dict[str, type[Any]] = {
@@ -51,7 +51,8 @@ class Config:
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
     #: [smtp] for send_email: host, port, tls, user, password_env (a variable NAME), sender.
     smtp: dict[str, Any] = field(default_factory=dict)
-    #: [mcp.NAME]: command, args, env, governed (a list of globs, or true for the whole server).
+    #: [mcp.NAME]: command, args, env, governed (a list of globs, or true for the whole server),
+    #: benign (globs of tools the server does not mark read-only that run without asking).
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: [sandbox] for run_command: network (true by default; false cuts it).
     sandbox: dict[str, Any] = field(default_factory=dict)
@@ -154,8 +155,11 @@ def _mcp(value: Any, path: Path) -> dict[str, dict[str, Any]]:
             isinstance(table.get("command"), str) ^ isinstance(table.get("url"), str)
         ):
             raise _bad(path, f'{where} needs command = "program" (stdio) or url = "http…" (HTTP)')
-        if set(table) - {"command", "url", "args", "env", "governed"}:
-            raise _bad(path, f"{where} takes command or url, args, env, governed")
+        if set(table) - {"command", "url", "args", "env", "governed", "benign"}:
+            raise _bad(path, f"{where} takes command or url, args, env, governed, benign")
+        benign = table.get("benign", [])
+        if not (isinstance(benign, list) and all(isinstance(g, str) for g in benign)):
+            raise _bad(path, f"{where} benign must be a list of tool globs")
         args, env, governed = table.get("args", []), table.get("env", {}), table.get("governed", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise _bad(path, f"{where} args must be a list of strings")
@@ -181,7 +185,7 @@ def _smtp(value: Any, path: Path) -> dict[str, Any]:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_regular(path)  # a FIFO in its place is named, never waited on
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:

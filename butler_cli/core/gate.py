@@ -139,7 +139,12 @@ class Gate:
             try:
                 verdict = coerce_verdict(self._policy(name, judged.fresh()))
             except Exception as exc:  # a broken policy means a person decides
-                return approve(f"policy error: {type(exc).__name__}: {exc}"[:300])
+                # Only the exception's type: its text may quote argument values, and this
+                # reason reaches the audit log. `butler policy test` shows the whole error.
+                return approve(
+                    f"policy error: {type(exc).__name__} (see `butler policy test`) — "
+                    "asking you first"
+                )
             if verdict is not None:
                 return verdict
         spec = self._specs.get(name)

@@ -39,6 +39,10 @@ class Grant:
             return canonical(dict(raw)) == self.exact and same_files
         return bool(self.patterns) and all(arg_matches(p, key, judged) for key, p in self.patterns)
 
+    def scope_keys(self) -> str:
+        """The argument names a widened grant covers, comma-separated (no patterns, no values)."""
+        return ",".join(key for key, _ in self.patterns)
+
     def describe(self) -> str:
         if self.exact is not None:
             return f"{self.tool} with exactly {self.exact}"

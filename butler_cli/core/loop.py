@@ -97,6 +97,9 @@ class LoopObserver:
         self, call: ToolUseBlock, result: ToolResultBlock, seconds: float
     ) -> None: ...
 
+    def call_judged(self, call: ToolUseBlock, verdict: Verdict | None, outcome: str) -> None:
+        """A governed call of a resumed round was judged again (X4) and this came of it."""
+
 
 class Observers(LoopObserver):
     """Fans every hook out to several observers, in order."""
@@ -126,6 +129,10 @@ class Observers(LoopObserver):
         for o in self._all:
             o.tool_finished(call, result, seconds)
 
+    def call_judged(self, call: ToolUseBlock, verdict: Verdict | None, outcome: str) -> None:
+        for o in self._all:
+            o.call_judged(call, verdict, outcome)
+
 
 @dataclass
 class LoopOutcome:
@@ -154,7 +161,8 @@ def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> V
             hit = None
         if hit is not None:  # never over a refuse: only an approve is ever granted
             number, grant = hit
-            return allow(f"session grant {number}: {grant.describe()} (policy: {verdict.reason})")
+            # The grant's number, never its arguments: this reason goes to the audit log.
+            return allow(f"session grant {number} (policy: {verdict.reason})")
     return verdict
 
 
@@ -244,6 +252,7 @@ def continue_after_decision(
         toolbox,
         classify,
         _ObservedJournal(journal, obs, calls),
+        obs.call_judged,
     )
     convo = [*saved_messages, results_message(results)]
     return run_loop(provider, toolbox, convo, config, park, obs)
