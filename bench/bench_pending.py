@@ -52,7 +52,9 @@ def main() -> None:
     print("| measure | median | ratio |")
     print("|---|---|---|")
     print(f"| import floor (typer, rich, pydantic, platformdirs) | {t_floor * 1000:.0f} ms | |")
-    print(f"| butler pending, 10 pending | {t_small * 1000:.0f} ms | {t_small / t_floor:.2f}x floor |")
+    print(
+        f"| butler pending, 10 pending | {t_small * 1000:.0f} ms | {t_small / t_floor:.2f}x floor |"
+    )
     print(
         f"| butler pending, 10 pending + {finished:,} finished | {t_big * 1000:.0f} ms | "
         f"{t_big / t_small:.2f}x the 10-park run (target ≤ 1.2x) |"
