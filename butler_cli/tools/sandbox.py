@@ -109,8 +109,9 @@ def bwrap_args(
     masks: Sequence[Path],
     network: bool,
 ) -> list[str]:
-    """bubblewrap's options, in mount order: read-only everything, fresh /dev /proc /tmp, the
-    allowed roots writable, ``.git`` read-only again, the butler's files hidden last."""
+    """bubblewrap's options, in mount order: read-only everything, a fresh /tmp, the allowed
+    roots writable, fresh /dev and /proc, ``.git`` read-only again, the butler's files hidden
+    last."""
     args = [
         "--die-with-parent",
         "--unshare-pid",
@@ -123,9 +124,11 @@ def bwrap_args(
     ]
     if not network:
         args.append("--unshare-net")
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--ro-bind", "/", "/", "--tmpfs", "/tmp"]
     for root in sorted(roots, key=lambda p: len(p.parts)):
         args += ["--bind", str(root), str(root)]
+    # after the roots: even a root of "/" cannot bring back the host's /proc or /dev
+    args += ["--dev", "/dev", "--proc", "/proc"]
     for git in gits:
         args += ["--ro-bind", str(git), str(git)]
     for mask in masks:
