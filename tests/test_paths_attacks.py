@@ -206,6 +206,40 @@ def test_a_widened_grant_does_not_cover_other_folders(butler_home, script, tmp_p
     assert sorted(p.name for p in (workdir / "drafts").iterdir()) == ["one.txt", "two.txt"]
 
 
+def test_an_exact_grant_covers_the_same_files_not_just_the_same_text(
+    butler_home, script, tmp_path, workdir
+) -> None:
+    rules = rules_file(
+        tmp_path, '[[rule]]\nname = "look"\ntool = "write_file"\ntier = "dangerous"\n'
+    )
+    (workdir / "d").mkdir()
+    elsewhere = workdir / "elsewhere"
+    elsewhere.mkdir()
+    w = lambda cid: {"tool_calls": [call("write_file", cid, path="d/x.txt", content="same")]}  # noqa: E731
+    model = script(w("a"), {"text": "one"}, w("b"), {"text": "two"})
+    args = ["chat", "--model", model, "--policy", "tiered", "--policy-file", str(rules)]
+    child = spawn_butler(args, butler_home, workdir)
+    child.expect("you ›")
+    child.sendline("first")
+    child.expect(r"Approve\? \[y/n/l/d/s\]")
+    child.sendline("s")
+    child.expect("one")
+    child.expect("you ›")
+    (workdir / "d").rename(workdir / "d-before")
+    (workdir / "d").symlink_to(elsewhere)  # the same text now names another file
+    child.sendline("second")
+    child.expect(r"Approve\? \[y/n/l/d/s\]")  # asked again
+    child.sendline("n")
+    child.expect("Note for the model")
+    child.sendline("")
+    child.expect("two")
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    assert (workdir / "d-before" / "x.txt").read_text() == "same"
+    assert not (elsewhere / "x.txt").exists()
+
+
 # -- item 3: a change never goes through a link ------------------------------------------------
 def allow_all_here(workdir: Path) -> list[str]:
     (workdir / "pol.py").write_text(ALLOW_ALL)
