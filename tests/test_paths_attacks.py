@@ -437,3 +437,17 @@ def call_block(name: str, **args: Any) -> Any:
     from butler_cli.core.messages import ToolUseBlock
 
     return ToolUseBlock(id="c1", name=name, input=args)
+
+
+def test_read_file_of_a_fifo_or_a_folder_is_an_error_not_a_hang(butler, script, workdir) -> None:
+    os.mkfifo(workdir / "pipe")
+    (workdir / "folder").mkdir()
+    model = script(
+        {"tool_calls": [call("read_file", path="pipe"), call("read_file", path="folder")]},
+        {"text": "k"},
+    )
+    r = butler("run", "--model", model, "x", "--json", timeout=30)
+    assert r.returncode == 0, r.stderr
+    fifo, folder = tool_results(r.stdout)
+    assert fifo["is_error"] and "not a regular file" in fifo["content"]
+    assert folder["is_error"] and "is a directory" in folder["content"]

@@ -78,13 +78,21 @@ class FileTools:
         if not path.name:
             raise IsADirectoryError(f"{path} is a directory")
         folder = open_dir(path.parent)
-        try:
-            fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        try:  # non-blocking: opening a FIFO must not hang the butler
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            fd = os.open(path.name, flags, dir_fd=folder)
         finally:
             os.close(folder)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(f"{path} is a directory; use list_dir")
+            raise ValueError(f"{path} is not a regular file (a FIFO, socket or device)")
+        os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as fh:
             data = fh.read(READ_CAP + 1)
-            size = os.fstat(fh.fileno()).st_size
+            size = info.st_size
         text = data[:READ_CAP].decode("utf-8", errors="replace")
         if len(data) > READ_CAP:
             text += f"\n[butler: cut at {READ_CAP} bytes of {size}; the rest was not read]"

@@ -66,12 +66,6 @@ def home_refusal(path: Path, home: Path) -> str | None:
     return None
 
 
-def last_is_link(base: Path, raw: str) -> bool:
-    """Whether the last component of ``raw`` (as written, its folders resolved) is a symlink."""
-    full = base / Path(raw).expanduser()
-    return os.path.islink(os.path.join(os.path.realpath(full.parent), full.name))
-
-
 class PathRules:
     """Where path arguments may reach, and what they name: the resolver the gate is given.
 
