@@ -363,6 +363,7 @@ GATE_NAMES = {"config.toml", "park.key", "parks"}
         "{work}/__pycache__/mypol.cpython-311.pyc",  # its bytecode, which Python would load
         "{work}/mypol.py",  # the module policy in use
         "{work}/./mypol.py",
+        "~/.config/" + "x/../" * 300 + "butler//./config.toml",  # long, `..`, `//`, `.`
     ],
 )
 def test_no_file_tool_reaches_the_gates_own_files(target, script, tmp_path, workdir, me) -> None:
