@@ -237,3 +237,37 @@ def test_the_first_prompt_needs_neither_rich_nor_pydantic() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+HEAVY = {"rich", "pydantic", "pydantic_core", "typer", "click", "openai", "anthropic", "httpx"}
+
+
+@pytest.mark.parametrize("args", [["demo"], []])
+def test_nothing_heavy_is_imported_before_the_first_prompt_is_drawn(
+    butler_home, workdir, script, args
+) -> None:
+    """The whole start on a real terminal, config file included: Python reports each import as
+    it finishes (-X importtime, on stderr, the same pty), so every module named before the
+    prompt's text was loaded before the prompt was drawn. The butler's build starts after."""
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "config.toml").write_text(
+        '[providers.openai]\napi_key_env = "MY_KEY"\n', encoding="utf-8"
+    )
+    child = spawn_butler(
+        args,
+        butler_home,
+        workdir,
+        PYTHONPROFILEIMPORTTIME="1",
+        BUTLER_MODEL=script({"text": "hi"}),
+    )
+    child.expect("you ›")
+    before = child.before
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in before.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "prompt_toolkit" in imported  # the check sees the imports at all
+    assert imported & HEAVY == set()

@@ -51,7 +51,7 @@ from butler_cli.store.files import butler_home
 from butler_cli.store.ledger import DecisionLedger
 from butler_cli.store.parks import ParkJournal, ParkStore
 from butler_cli.tools import builtin_toolsets
-from butler_cli.tools.redact import MaskingToolbox
+from butler_cli.tools.masking import MaskingToolbox
 
 if TYPE_CHECKING:
     from butler_cli.tools.mcp import McpHub

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -190,6 +189,8 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"config file {path} cannot be read: {exc}") from exc
+    import tomllib  # only when there is a file: the chat's first prompt waits on this
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import UsageError
-from butler_cli.core.provider import Provider
-from butler_cli.providers.remote import Endpoint, same_origin
+
+if TYPE_CHECKING:  # the config reads ProviderSettings before the chat's first prompt: no pydantic
+    from butler_cli.core.provider import Provider
+    from butler_cli.providers.remote import Endpoint
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class RemoteKind:
         url = base_url or settings.base_url or self.base_url
         if self.needs_base_url and not url:
             raise UsageError(f"{self.name} needs a server: add --base-url http://host:port/v1")
+        from butler_cli.providers.remote import Endpoint
+
         key_env, key_file = self.key_for(url, settings)
         endpoint = Endpoint(self.name, model, url, key_env, self.key_required, key_file)
         return self.adapter(endpoint)
@@ -70,6 +75,8 @@ class RemoteKind:
         base URL it names, if it names one), else the provider's own variable — and only
         ``openai:`` and ``anthropic:`` have one. A server reached through ``ollama:`` or
         ``openai-compatible:`` gets no key unless the config names one for it."""
+        from butler_cli.providers.remote import same_origin
+
         if settings.api_key_env or settings.api_key_file:
             if settings.base_url and url and not same_origin(url, settings.base_url):
                 if self.key_required:

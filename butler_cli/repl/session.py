@@ -88,9 +88,12 @@ class ChatRepl:
         )
         if self.banner:
             print(self.banner)
+        # The build starts once the first prompt is on the screen: begun earlier (pre_run), its
+        # imports contend with drawing the prompt for the one interpreter lock.
+        session.app.after_render += self._start_build
         while self.running:
             try:
-                line = session.prompt("you › ", pre_run=self._ready.start)
+                line = session.prompt("you › ")
             except KeyboardInterrupt:
                 continue  # Ctrl-C clears the line
             except EOFError:
@@ -104,6 +107,9 @@ class ChatRepl:
                 self.turn(line)
         self.consolidate_if_due()
         self.console.print("Goodbye.")
+
+    def _start_build(self, _app: object) -> None:
+        self._ready.start()  # once; on later redraws it does nothing
 
     def consolidate_if_due(self) -> None:
         """C2 at the end of a session, past the threshold; a failure changes nothing."""

@@ -11,9 +11,13 @@ DEMO_BANNER = (
 
 
 def demo_model() -> str:
-    from importlib.resources import files
+    # The package's own folder, not importlib.resources (which loads zipfile, ~10 ms before
+    # the first prompt): the butler is installed as files, never run from a zip.
+    import os
 
-    return f"scripted:{files('butler_cli.demo').joinpath('demo.json')}"
+    import butler_cli.demo
+
+    return f"scripted:{os.path.join(os.path.dirname(butler_cli.demo.__file__), 'demo.json')}"
 
 
 def start_chat(

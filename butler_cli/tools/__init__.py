@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from butler_cli.core.gate import Policy
-from butler_cli.core.toolsets import Toolset
-from butler_cli.tools.paths import roots_from
-from butler_cli.tools.plugins import ToolContext, load_tool_plugins
+if TYPE_CHECKING:  # importing a tools module (redact, read by the config) loads none of these
+    from butler_cli.core.gate import Policy
+    from butler_cli.core.toolsets import Toolset
 
 
 def builtin_toolsets(
@@ -25,6 +24,9 @@ def builtin_toolsets(
     """Every tool from the ``butler.tools`` plug-ins, bound to the task's folder, the butler's
     home and the allowed roots (config ``allowed_roots``; by default the task's folder and the
     home folder)."""
+    from butler_cli.tools.paths import roots_from
+    from butler_cli.tools.plugins import ToolContext, load_tool_plugins
+
     context = ToolContext(
         base_dir,
         home,

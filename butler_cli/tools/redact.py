@@ -20,9 +20,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
-from butler_cli.core.toolsets import Toolbox
-
 SECRET_NAME = re.compile(r"authorization|cookie|token|secret|password|passwd|api[-_]?key", re.I)
 MASK = "****"
 #: Variables known to hold provider keys, whatever the config says.
@@ -115,15 +112,3 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env.update(extra or {})
     return env
-
-
-class MaskingToolbox(Toolbox):
-    """A toolbox whose results pass through :func:`mask_text`: what a tool brings back (a
-    program's output, a server's answer) reaches the model, the screen and the park masked."""
-
-    def run(self, call: ToolUseBlock) -> ToolResultBlock:
-        result = super().run(call)
-        masked = mask_text(result.content)
-        if masked == result.content:
-            return result
-        return result.model_copy(update={"content": masked})
