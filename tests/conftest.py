@@ -19,6 +19,9 @@ BIN_DIR = Path(sys.executable).parent
 def butler_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("BUTLER_HOME", str(home))
+    # the stored keys' file (and its folder, hidden from tools) is in the user config dir:
+    # a temp one, so no test reads or makes anything in the real home
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.delenv("BUTLER_MODEL", raising=False)
     return home
 

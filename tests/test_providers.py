@@ -68,7 +68,8 @@ def test_streamed_parallel_calls_then_an_answer(kind, fake, butler, workdir) -> 
         assert fake.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
     else:
         assert (
-            first["system"].startswith("<!-- butler:memory") and "input_schema" in first["tools"][0]
+            first["system"][0]["text"].startswith("<!-- butler:memory")
+            and "input_schema" in first["tools"][0]
         )
         assert second["messages"][-1]["content"][0] == {
             "type": "tool_result",

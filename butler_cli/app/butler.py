@@ -147,6 +147,7 @@ class Butler:
         mcp: McpHub | None = None,
         recorded_block: str | None = None,
         settings: Config | None = None,
+        model_options: dict[str, int | float] | None = None,
     ) -> None:
         self.home = home
         self.store = ParkStore(home)
@@ -158,6 +159,7 @@ class Butler:
         self.memory = memory
         self.policy_file = policy_file
         self.base_url = base_url
+        self.model_options = dict(model_options or {})
         self.persona = config.system
         # F4: the block is composed once for this session; `remember` does not change it. A
         # resumed park sends the block it was parked with (``recorded_block``), byte for byte.
@@ -198,7 +200,7 @@ class Butler:
         """
         settings = load_config()
         opts = with_defaults(opts, settings)
-        model = opts.model
+        model = settings.model_spec(opts.model) if opts.model else opts.model  # [aliases]
         if not model:
             raise UsageError(
                 "no model chosen: pass --model (e.g. --model scripted:examples/plan.json) "
@@ -209,7 +211,7 @@ class Butler:
             raise UsageError("--max-rounds must be at least 1")
         home = home or butler_home()
         memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
-        provider = resolve_model(model, opts.base_url, settings.providers)
+        provider = resolve_model(model, opts.base_url, settings.providers, opts.model_options)
         policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
         policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
         config = LoopConfig(
@@ -233,6 +235,7 @@ class Butler:
             start_mcp(settings),
             recorded_block,
             settings=settings,
+            model_options=opts.model_options,
         )
 
     def context(self, task: str) -> RunContext:
@@ -246,6 +249,7 @@ class Butler:
             profile=self.memory.profile,
             policy_file=str(self.policy_file) if self.policy_file else None,
             base_url=self.base_url,
+            model_options=self.model_options,
             memory_block=self.block,
         )
 

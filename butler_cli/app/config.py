@@ -2,7 +2,9 @@
 
 TOML at ``$BUTLER_HOME/config.toml`` when BUTLER_HOME is set, else the platform's user config
 dir. It holds no secrets: for each provider a base URL and the *name* of the environment
-variable with its key. A malformed file is reported with its line and never rewritten.
+variable with its key (keys set with `butler keys set` live elsewhere: store/stored_keys.py). A
+malformed file is reported with its line and never rewritten; writing it (`config set`,
+`unset`) goes through tomlkit in :mod:`butler_cli.app.config_edit`, which keeps comments.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.core.errors import UsageError
 from butler_cli.providers import ProviderSettings
-from butler_cli.store.files import HOME_ENV, read_text_regular, write_atomic
+from butler_cli.store.files import HOME_ENV, read_text_regular
 
 CONFIG_FILE = "config.toml"
 TOP_KEYS: dict[str, type[Any]] = {
@@ -36,6 +38,7 @@ SMTP_KEYS: dict[str, type[Any]] = {
 }
 TLS_MODES = ("starttls", "ssl", "none")
 PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
+TABLES = ("providers", "aliases", "smtp", "mcp", "sandbox")
 ENV = {
     "model": MODEL_ENV,
     "policy": "BUTLER_POLICY",
@@ -55,6 +58,12 @@ class Config:
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: [sandbox] for run_command: network (true by default; false cuts it).
     sandbox: dict[str, Any] = field(default_factory=dict)
+    #: [aliases]: short names for model specs (fast = "openai:gpt-4o-mini"), for --model.
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def model_spec(self, given: str) -> str:
+        """``given`` with an alias replaced by the spec it names (one level: no chains)."""
+        return self.aliases.get(given, given)
 
     def allowed_roots(self) -> list[str] | None:
         roots = self.values.get("allowed_roots")
@@ -77,12 +86,15 @@ class Config:
     def remember_secrets(self) -> None:
         """Tell the masking every secret value this config points to: the values of its key
         variables (and the well-known ones), and the contents of its key files."""
+        from butler_cli.store.stored_keys import stored_values
         from butler_cli.tools.redact import remember_environment_secrets, remember_secret
 
         remember_environment_secrets(self.key_variables())
         for key_file in self.key_files():
             with contextlib.suppress(OSError):  # an unreadable one is reported when used
                 remember_secret(key_file.read_text(encoding="utf-8", errors="replace"))
+        for value in stored_values():  # keys kept with `butler keys set`, masked alike
+            remember_secret(value)
 
 
 def config_path() -> Path:
@@ -96,7 +108,15 @@ def config_path() -> Path:
 
 def load_config(path: Path | None = None) -> Config:
     path = path or config_path()
-    raw = _read(path)
+    config = parse_config(_read(path), path)
+    config.remember_secrets()
+    return config
+
+
+def parse_config(raw: dict[str, Any], path: Path) -> Config:
+    """Check a parsed file's settings; anything unknown or of the wrong type is a usage
+    error naming the file (which is never rewritten)."""
+    aliases: dict[str, str] = {}
     values: dict[str, Any] = {}
     providers: dict[str, ProviderSettings] = {}
     smtp: dict[str, Any] = {}
@@ -118,6 +138,12 @@ def load_config(path: Path | None = None) -> Config:
                 providers[name] = ProviderSettings(
                     table.get("base_url"), table.get("api_key_env"), table.get("api_key_file")
                 )
+        elif key == "aliases":
+            if not isinstance(value, dict) or not all(
+                isinstance(v, str) and ":" in v for v in value.values()
+            ):
+                raise _bad(path, '[aliases] maps a name to a model spec: fast = "openai:gpt-4o"')
+            aliases = dict(value)
         elif key == "smtp":
             smtp = _smtp(value, path)
         elif key == "mcp":
@@ -137,12 +163,9 @@ def load_config(path: Path | None = None) -> Config:
         else:
             raise _bad(
                 path,
-                f"unknown setting '{key}'; known: "
-                f"{', '.join([*TOP_KEYS, 'providers', 'smtp', 'mcp', 'sandbox'])}",
+                f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, *TABLES])}",
             )
-    config = Config(values, providers, smtp, mcp, sandbox)
-    config.remember_secrets()
-    return config
+    return Config(values, providers, smtp, mcp, sandbox, aliases)
 
 
 def _mcp(value: Any, path: Path) -> dict[str, dict[str, Any]]:
@@ -218,58 +241,3 @@ def with_defaults(opts: RunOptions, config: Config) -> RunOptions:
         elif key in config.values:
             filled[key] = config.values[key]
     return replace(opts, **filled)
-
-
-def set_value(key: str, value: str, path: Path | None = None) -> Path:
-    """Set one key (``model``, ``providers.openai.base_url``…) and write the file, 0600."""
-    path = path or config_path()
-    config = load_config(path)  # a malformed file is refused, never overwritten
-    values = dict(config.values)
-    providers = dict(config.providers)
-    parts = key.split(".")
-    if key == "allowed_roots":
-        values[key] = [p.strip() for p in value.split(",") if p.strip()]
-    elif len(parts) == 2 and parts[0] == "smtp" and parts[1] in SMTP_KEYS:
-        smtp = dict(config.smtp)
-        smtp[parts[1]] = int(value) if SMTP_KEYS[parts[1]] is int and value.isdigit() else value
-        config = replace(config, smtp=_smtp(smtp, path))
-    elif len(parts) == 1 and key in TOP_KEYS:
-        if TOP_KEYS[key] is int:
-            if not value.isdigit():
-                raise UsageError(f"{key} must be a whole number")
-            values[key] = int(value)
-        else:
-            values[key] = value
-    elif len(parts) == 3 and parts[0] == "providers" and parts[2] in PROVIDER_KEYS:
-        current = providers.get(parts[1], ProviderSettings())
-        providers[parts[1]] = replace(current, **{parts[2]: value})
-    else:
-        raise UsageError(
-            f"unknown key '{key}'; use one of {', '.join(TOP_KEYS)}, smtp.<field>, "
-            "providers.<name>.base_url, providers.<name>.api_key_env or "
-            "providers.<name>.api_key_file"
-        )
-    if config.mcp:
-        raise UsageError(f"{path} has [mcp] servers; edit it by hand (config set keeps it simple)")
-    kept = Config(values, providers, config.smtp, sandbox=config.sandbox)
-    write_atomic(path, dump(kept).encode("utf-8"))
-    return path
-
-
-def dump(config: Config) -> str:
-    import json
-
-    lines = [f"{k} = {json.dumps(v)}" for k, v in config.values.items()]
-    if config.smtp:
-        lines += ["", "[smtp]", *(f"{k} = {json.dumps(v)}" for k, v in config.smtp.items())]
-    if config.sandbox:
-        lines += ["", "[sandbox]", *(f"{k} = {json.dumps(v)}" for k, v in config.sandbox.items())]
-    for name, p in sorted(config.providers.items()):
-        lines += ["", f"[providers.{json.dumps(name)}]"]
-        if p.base_url is not None:
-            lines.append(f"base_url = {json.dumps(p.base_url)}")
-        if p.api_key_env is not None:
-            lines.append(f"api_key_env = {json.dumps(p.api_key_env)}")
-        if p.api_key_file is not None:
-            lines.append(f"api_key_file = {json.dumps(p.api_key_file)}")
-    return "\n".join(lines) + "\n"

@@ -23,6 +23,8 @@ class RunOptions:
     profile: str | None = None
     policy_file: str | None = None
     base_url: str | None = None
+    #: Model options from `-o KEY=VALUE`, checked (None: none given).
+    model_options: dict[str, int | float] | None = None
 
     def over(self, context: RunContext) -> RunOptions:
         """These options, falling back to what a park recorded."""
@@ -35,4 +37,6 @@ class RunOptions:
             profile=self.profile or context.profile,
             policy_file=self.policy_file or context.policy_file,
             base_url=self.base_url or context.base_url,
+            # the park's options, with any given now on top
+            model_options={**context.model_options, **(self.model_options or {})},
         )

@@ -24,6 +24,8 @@ class TaskReport:
     rounds: int = 0
     messages: list[Message] = field(default_factory=list)
     usage: list[Usage] = field(default_factory=list)
+    #: Why the last reply ended; "max_tokens" means it was cut at the length limit.
+    stop_reason: str | None = None
 
     @classmethod
     def from_outcome(cls, task: str, outcome: LoopOutcome) -> TaskReport:
@@ -40,6 +42,7 @@ class TaskReport:
             rounds=outcome.rounds,
             messages=outcome.messages,
             usage=outcome.usage,
+            stop_reason=outcome.stop_reason,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -52,6 +55,7 @@ class TaskReport:
             "error": self.error,
             "rounds": self.rounds,
             "usage": [u.to_dict() for u in self.usage],
+            "stop_reason": self.stop_reason,
             "messages": [m.model_dump(mode="json") for m in self.messages],
         }
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from butler_cli.cli.options import Json
+from butler_cli.cli.options import Json, MaxRounds, Model, Policy, System
 
 app = typer.Typer(
     name="config",
@@ -32,14 +32,18 @@ def show(json_out: Json = False) -> None:
     from butler_cli.app.config import config_path, load_config
     from butler_cli.cli import render
     from butler_cli.providers import REMOTE
+    from butler_cli.store.stored_keys import key_names
 
     config = load_config()
+    stored = set(key_names())
     providers = {}
     for kind in REMOTE:
         settings = config.providers.get(kind.name)
         env = (settings.api_key_env if settings else None) or kind.key_env
         url = (settings.base_url if settings else None) or kind.base_url
         state = "****" if env and os.environ.get(env) else "not set"
+        if env and state == "not set" and env in stored:
+            state = "**** (stored)"
         providers[kind.name] = {
             "base_url": url,
             "api_key_env": env,
@@ -47,7 +51,12 @@ def show(json_out: Json = False) -> None:
         }
     if json_out:
         render.print_json(
-            {"path": str(config_path()), "settings": config.values, "providers": providers}
+            {
+                "path": str(config_path()),
+                "settings": config.values,
+                "providers": providers,
+                "aliases": config.aliases,
+            }
         )
         return
     print(f"# {config_path()}")
@@ -56,6 +65,8 @@ def show(json_out: Json = False) -> None:
     for name, p in providers.items():
         url, env = p["base_url"] or "default", p["api_key_env"] or "-"
         print(f"[{name}] base_url={url} key from {env}: {p['key']}")
+    for alias, spec in config.aliases.items():
+        print(f"alias {alias} = {spec}")
 
 
 @app.command("set")
@@ -63,16 +74,64 @@ def set_(
     key: Annotated[
         str,
         typer.Argument(
-            help="model, policy, max_rounds, system, providers.NAME.base_url "
-            "or providers.NAME.api_key_env / api_key_file"
+            help="model, policy, max_rounds, system, allowed_roots, smtp.FIELD, aliases.NAME, "
+            "sandbox.network, providers.NAME.base_url or providers.NAME.api_key_env / "
+            "api_key_file"
         ),
     ],
     value: Annotated[
         str, typer.Argument(help="The value. For a key, give the NAME of its environment variable.")
     ],
 ) -> None:
-    """Set one setting in the config file. A malformed file is refused, never rewritten."""
-    from butler_cli.app.config import set_value
+    """Set one setting in the config file (its comments are kept). A malformed file is
+    refused, never rewritten; a value that would break it is refused too."""
+    from butler_cli.app.config_edit import set_value
 
     written = set_value(key, value)
     print(f"{key} set in {written}")
+
+
+@app.command("unset")
+def unset(key: Annotated[str, typer.Argument(help="The setting to remove from the file.")]) -> None:
+    """Remove one setting from the config file, so the default (or the environment) applies."""
+    from butler_cli.app.config_edit import unset_value
+
+    written = unset_value(key)
+    print(f"{key} removed from {written}")
+
+
+@app.command("get")
+def get(
+    key: Annotated[str, typer.Argument(help="The setting, as for `config set`.")],
+    model: Model = None,
+    policy: Policy = None,
+    max_rounds: MaxRounds = None,
+    system: System = None,
+    json_out: Json = False,
+) -> None:
+    """The value a command would use for KEY and where it comes from: flag, env (which
+    variable), file or default. Give the flags a command would get to see them win."""
+    from butler_cli.app.config_edit import get_value
+    from butler_cli.cli import render
+
+    flags = {"model": model, "policy": policy, "max_rounds": max_rounds, "system": system}
+    found = get_value(key, flags)
+    if json_out:
+        render.print_json({"key": found.key, "value": found.value, "source": found.source})
+        return
+    shown = "(not set)" if found.value is None else found.value
+    print(
+        f"{found.key} = {shown!r}  ({found.source})"
+        if found.value is not None
+        else f"{found.key} {shown}  ({found.source})"
+    )
+
+
+@app.command("edit")
+def edit() -> None:
+    """Open the config file in $EDITOR, then check it: a broken file is reported (exit 2)
+    and left as you wrote it."""
+    from butler_cli.app.config_edit import edit as edit_file
+
+    written = edit_file()
+    print(f"{written} is valid")

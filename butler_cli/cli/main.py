@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from butler_cli.cli import chat, config, doctor, mcp, memory, parks, policy, resume, run, tools
+from butler_cli.cli import keys as keys_cmd
+from butler_cli.cli import models as models_cmd
 from butler_cli.cli import schedule as schedule_cmd
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
@@ -37,6 +39,8 @@ app.add_typer(config.app, name="config")
 app.add_typer(mcp.app, name="mcp")
 app.add_typer(tools.app, name="tools")
 app.add_typer(schedule_cmd.app, name="schedule")
+app.add_typer(keys_cmd.app, name="keys")
+app.command("models")(models_cmd.models)
 
 
 @app.callback()

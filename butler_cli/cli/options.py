@@ -68,3 +68,31 @@ Profile = Annotated[
         show_default=False,
     ),
 ]
+
+
+ModelOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="A model option as KEY=VALUE, repeatable: temperature, top_p, top_k, max_tokens, "
+        "seed (checked; recorded in parks, so a resume uses the same).",
+        show_default=False,
+    ),
+]
+
+
+def model_options(given: list[str] | None) -> dict[str, int | float] | None:
+    """``["temperature=0.2"]`` → ``{"temperature": 0.2}``, checked; None when none given."""
+    if not given:
+        return None
+    from butler_cli.core.errors import UsageError
+    from butler_cli.providers.options import parse_options
+
+    pairs = []
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"-o takes KEY=VALUE (e.g. -o temperature=0.2), not {item!r}")
+        pairs.append((key.strip(), value.strip()))
+    return parse_options(pairs)

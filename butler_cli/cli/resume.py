@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,11 +16,13 @@ from butler_cli.cli.options import (
     Json,
     MaxRounds,
     Model,
+    ModelOption,
     Policy,
     PolicyFile,
     Profile,
     System,
     YesSafe,
+    model_options,
 )
 
 
@@ -38,6 +41,7 @@ def resume(
     profile: Profile = None,
     policy_file: PolicyFile = None,
     base_url: BaseUrl = None,
+    option: ModelOption = None,
     json_out: Json = False,
 ) -> None:
     """Record your decision on a parked task, then continue it (same output as `run`).
@@ -66,6 +70,7 @@ def resume(
                 )
             decision, note = _ask(state, note)
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
+    opts = replace(opts, model_options=model_options(option))
     observer = None if json_out else Progress(render.err())
     rep = resume_park(park_id, decision, note, opts, observer)
     render.report(rep, json_out)

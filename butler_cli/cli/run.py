@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -13,11 +14,13 @@ from butler_cli.cli.options import (
     Json,
     MaxRounds,
     Model,
+    ModelOption,
     Policy,
     PolicyFile,
     Profile,
     System,
     YesSafe,
+    model_options,
 )
 
 
@@ -45,6 +48,7 @@ def run(
     profile: Profile = None,
     policy_file: PolicyFile = None,
     base_url: BaseUrl = None,
+    option: ModelOption = None,
     json_out: Json = False,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
@@ -60,6 +64,7 @@ def run(
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
+    opts = replace(opts, model_options=model_options(option))
     console = render.err()
 
     def observer_for(i: int, task: str) -> Progress | None:

@@ -134,6 +134,9 @@ class Observers(LoopObserver):
             o.call_judged(call, verdict, outcome)
 
 
+CUT_MARKER = "[butler: the reply stopped at the model's length limit (max_tokens)]"
+
+
 @dataclass
 class LoopOutcome:
     status: OutcomeStatus
@@ -144,6 +147,8 @@ class LoopOutcome:
     approval: Approval | None = None
     error: str | None = None
     usage: list[Usage] = field(default_factory=list)
+    #: Why the model's last reply ended ("max_tokens": it was cut at the length limit).
+    stop_reason: str | None = None
 
 
 def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> Verdict:
@@ -190,9 +195,13 @@ def run_loop(
         usage.append(response.usage)
         if not response.is_tool_round:
             text = clean_text(response.text)
+            if response.stop_reason == "max_tokens":  # said, never a silently short answer
+                text = f"{text}\n\n{CUT_MARKER}" if text else CUT_MARKER
             if text:
                 convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
-            return LoopOutcome("done", text, convo, rounds, usage=usage)
+            return LoopOutcome(
+                "done", text, convo, rounds, usage=usage, stop_reason=response.stop_reason
+            )
         if rounds >= config.max_rounds:
             marker = f"[butler: aborted after {config.max_rounds} tool-use rounds]"
             said = clean_text(response.text)

@@ -81,6 +81,8 @@ class RunContext(BaseModel):
     profile: str = "default"
     policy_file: str | None = None
     base_url: str | None = None
+    #: The model options (`-o temperature=0.2`…), checked; a resume asks the same way.
+    model_options: dict[str, int | float] = Field(default_factory=dict)
     #: The frozen memory block the conversation was sent; a resume sends it again, byte for
     #: byte (None in parks written before it was kept: the resume composes one afresh).
     memory_block: str | None = None

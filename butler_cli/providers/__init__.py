@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import UsageError
+from butler_cli.providers.options import OptionValue, check_options
 
 if TYPE_CHECKING:  # the config reads ProviderSettings before the chat's first prompt: no pydantic
     from butler_cli.core.provider import Provider
@@ -28,7 +29,12 @@ class ProviderSettings:
     api_key_file: str | None = None
 
 
-def _scripted(model: str, base_url: str | None, settings: ProviderSettings) -> Provider:
+def _scripted(
+    model: str,
+    base_url: str | None,
+    settings: ProviderSettings,
+    options: Mapping[str, OptionValue] | None = None,
+) -> Provider:
     from butler_cli.providers.scripted import ScriptedProvider
 
     return ScriptedProvider.from_target(model)
@@ -58,7 +64,13 @@ class RemoteKind:
     key_required: bool
     needs_base_url: bool = False
 
-    def build(self, model: str, base_url: str | None, settings: ProviderSettings) -> Provider:
+    def build(
+        self,
+        model: str,
+        base_url: str | None,
+        settings: ProviderSettings,
+        options: Mapping[str, OptionValue] | None = None,
+    ) -> Provider:
         if not model:
             raise UsageError(f"name a model: --model {self.name}:<model>")
         url = base_url or settings.base_url or self.base_url
@@ -67,7 +79,15 @@ class RemoteKind:
         from butler_cli.providers.remote import Endpoint
 
         key_env, key_file = self.key_for(url, settings)
-        endpoint = Endpoint(self.name, model, url, key_env, self.key_required, key_file)
+        endpoint = Endpoint(
+            self.name,
+            model,
+            url,
+            key_env,
+            self.key_required,
+            key_file,
+            tuple(sorted((options or {}).items())),
+        )
         return self.adapter(endpoint)
 
     def key_for(self, url: str | None, settings: ProviderSettings) -> tuple[str | None, str | None]:
@@ -96,8 +116,12 @@ REMOTE = (
     RemoteKind("ollama", _openai_chat, "http://localhost:11434/v1", None, False),
     RemoteKind("openai-compatible", _openai_chat, None, None, False, needs_base_url=True),
 )
-#: provider name → factory(model, base_url, settings). The one place a provider is chosen.
-PROVIDERS: dict[str, Callable[[str, str | None, ProviderSettings], Provider]] = {
+#: provider name → factory(model, base_url, settings, options). The one place a provider is
+#: chosen.
+PROVIDERS: dict[
+    str,
+    Callable[[str, str | None, ProviderSettings, Mapping[str, OptionValue] | None], Provider],
+] = {
     "scripted": _scripted,
     **{kind.name: kind.build for kind in REMOTE},
 }
@@ -107,14 +131,17 @@ def resolve_model(
     spec: str,
     base_url: str | None = None,
     settings: Mapping[str, ProviderSettings] | None = None,
+    options: Mapping[str, OptionValue] | None = None,
 ) -> Provider:
-    """Build the provider for ``spec``; an unknown provider is a usage error listing the known."""
+    """Build the provider for ``spec`` with its model options (``-o``, checked against what
+    it takes); an unknown provider is a usage error listing the known."""
     name, sep, target = spec.partition(":")
     factory = PROVIDERS.get(name) if sep else None
     if factory is None:
         known = ", ".join(f"{n}:..." for n in PROVIDERS)
         raise UsageError(f"unknown model '{spec}'; known providers: {known}")
-    return factory(target, base_url, (settings or {}).get(name, ProviderSettings()))
+    checked = check_options(name, options or {})
+    return factory(target, base_url, (settings or {}).get(name, ProviderSettings()), checked)
 
 
 def model_spec_of(provider: Provider, given: str) -> str:

@@ -14,7 +14,24 @@ from butler_cli.core.messages import ToolUseBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
 from butler_cli.providers.remote import RemoteModel, mark_started
 
-DEFAULT_MAX_TOKENS = 4096
+#: The longest answer asked for when no ``-o max_tokens`` is given: each model family's own
+#: output limit (first matching prefix), so an answer is never cut short by us. A model we do
+#: not know gets FALLBACK; a reply that still hits the limit is marked as such.
+MAX_OUTPUT: tuple[tuple[str, int], ...] = (
+    ("claude-3-haiku", 4096),
+    ("claude-3-opus", 4096),
+    ("claude-3-sonnet", 4096),
+    ("claude-3-5", 8192),
+    ("claude-3-7-sonnet", 64000),
+    ("claude-opus-4-5", 64000),
+    ("claude-opus-4", 32000),
+    ("claude-sonnet-4", 64000),
+    ("claude-haiku-4", 64000),
+)
+FALLBACK = 32000
+#: Prompt caching: the tool list, the frozen memory block and the system prompt are the same
+#: on every round of a task (and across a chat), so each ends a cached prefix.
+CACHE = {"type": "ephemeral"}
 _STOP: dict[str, StopReason] = {
     "tool_use": "tool_use",
     "end_turn": "end_turn",
@@ -24,22 +41,45 @@ _STOP: dict[str, StopReason] = {
 }
 
 
+def max_output(model: str) -> int:
+    """The model family's own output limit (see :data:`MAX_OUTPUT`)."""
+    return next((limit for prefix, limit in MAX_OUTPUT if model.startswith(prefix)), FALLBACK)
+
+
 def to_wire(
-    request: ModelRequest, model: str, max_tokens: int = DEFAULT_MAX_TOKENS
+    request: ModelRequest, model: str, options: tuple[tuple[str, int | float], ...] = ()
 ) -> dict[str, Any]:
+    """The request body, with cache breakpoints after the tools, the memory block and the
+    system prompt (the three parts that repeat unchanged), and the model options."""
     body: dict[str, Any] = {
         "model": model,
-        "max_tokens": max_tokens,
+        "max_tokens": max_output(model),
         "messages": [m.model_dump(mode="json") for m in request.messages],
     }
+    body.update(options)
     if request.system:
-        body["system"] = request.system
+        body["system"] = system_blocks(request.system)
     if request.tools:
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
+        body["tools"][-1]["cache_control"] = CACHE
     return body
+
+
+def system_blocks(system: str) -> list[dict[str, Any]]:
+    """The system prompt as text blocks: the frozen memory block (it leads, F5) and the
+    persona after it, each ending a cached prefix. Together they are the same text."""
+    from butler_cli.memory.block import CLOSE, OPEN
+
+    end = system.find(CLOSE) + len(CLOSE) if system.startswith(OPEN) else -1
+    if end <= 0 or not system[end:].strip():
+        return [{"type": "text", "text": system, "cache_control": CACHE}]
+    return [
+        {"type": "text", "text": system[:end], "cache_control": CACHE},
+        {"type": "text", "text": system[end:], "cache_control": CACHE},
+    ]
 
 
 def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> ModelResponse:
@@ -117,5 +157,5 @@ class AnthropicModel(RemoteModel):
         )
 
     def stream(self, request: ModelRequest) -> ModelResponse:
-        body = to_wire(request, self.endpoint.model)
+        body = to_wire(request, self.endpoint.model, self.endpoint.options)
         return read_events(self.client().messages.create(stream=True, **body), request.on_text)

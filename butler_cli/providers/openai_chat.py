@@ -164,6 +164,12 @@ class OpenAIChatModel(RemoteModel):
 
     def stream(self, request: ModelRequest) -> ModelResponse:
         body = to_wire(request, self.endpoint.model)
+        for name, value in self.endpoint.options:
+            # OpenAI's own API names the length limit max_completion_tokens (its reasoning
+            # models refuse max_tokens); the compatible servers know max_tokens
+            if name == "max_tokens" and self.endpoint.provider == "openai":
+                name = "max_completion_tokens"
+            body[name] = value
         body.pop("stream")
         chunks = self.client().chat.completions.create(stream=True, **body)
         return read_stream(chunks, request.on_text)

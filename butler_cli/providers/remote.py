@@ -3,7 +3,8 @@
 Adapters (wire formats) live in their own modules; this holds the provider side — the client's
 key, base URL and how its failures become one clear line. Both official SDKs name their
 exceptions alike (AuthenticationError, NotFoundError, RateLimitError, APIConnectionError…), so
-one mapping serves both. Keys are read from the environment and never stored anywhere.
+one mapping serves both. Keys are read from the environment (or the stored keys) and never
+written anywhere by the providers.
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ class Endpoint:
     key_required: bool = True
     #: A file holding the key, for people who keep keys out of their environment.
     key_file: str | None = None
+    #: Model options (`-o`), checked: (name, value) pairs, sorted.
+    options: tuple[tuple[str, int | float], ...] = ()
 
     def key(self) -> str:
-        """The key from the environment, else the key file; a usage error naming the variable
-        when neither has it."""
-        value = os.environ.get(self.key_env) if self.key_env else None
+        """The key from the environment, else the one stored under that name (`butler keys
+        set`), else the key file; a usage error naming the variable when none has it."""
+        from butler_cli.store.stored_keys import key_from
+
+        value = key_from(self.key_env)
         if value:
             remember_secret(value)  # masked wherever it might be echoed back
             return value
@@ -55,8 +60,8 @@ class Endpoint:
             raise UsageError(f"the key file {path} is empty")
         if self.key_required:
             raise UsageError(
-                f"no API key for {self.provider}: set {self.key_env} "
-                "(or name another variable with `butler config set`)",
+                f"no API key for {self.provider}: set {self.key_env} or store it with "
+                f"`butler keys set {self.key_env}` (or name another with `butler config set`)",
                 code="missing_key",
             )
         return "not-needed"

@@ -5,7 +5,6 @@ The password comes from the environment variable the config names (never the fil
 
 from __future__ import annotations
 
-import os
 import smtplib
 from collections.abc import Mapping
 from email.message import EmailMessage
@@ -14,6 +13,7 @@ from typing import Any
 from butler_cli.core.gate import Gate, Policy, default_title
 from butler_cli.core.toolsets import ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
+from butler_cli.store.stored_keys import key_from
 
 _SCHEMA = {
     "type": "object",
@@ -78,7 +78,7 @@ class EmailTool:
             user = self.smtp.get("user")
             if user:
                 secret_env = self.smtp.get("password_env", "BUTLER_SMTP_PASSWORD")
-                smtp.login(user, os.environ.get(secret_env, ""))
+                smtp.login(user, key_from(secret_env) or "")
             refused = smtp.send_message(message)
         sent = [a for a in to if a not in refused]
         return f"sent to {', '.join(sent)}" + (

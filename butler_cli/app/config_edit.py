@@ -1,0 +1,201 @@
+"""Changing the config file: `config set`, `unset`, `get` and `edit`.
+
+The file is a person's: it is rewritten through tomlkit, so their comments, layout and tables
+(``[mcp]`` servers included) survive, and any unicode is written as TOML allows. Every change
+is checked as the whole new file before it replaces the old one; a malformed file is never
+rewritten, and one a person broke in their editor is reported and left as they wrote it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from butler_cli.app.config import (
+    ENV,
+    PROVIDER_KEYS,
+    SMTP_KEYS,
+    TOP_KEYS,
+    _read,
+    config_path,
+    load_config,
+    parse_config,
+)
+from butler_cli.core.errors import UsageError
+from butler_cli.store.files import read_text_regular, write_atomic
+
+KEY_HELP = (
+    "model, policy, max_rounds, system, allowed_roots, smtp.<field>, aliases.<name>, "
+    "sandbox.network, providers.<name>.base_url / api_key_env / api_key_file"
+)
+
+
+def _parts(key: str) -> list[str]:
+    """The table path of a known key; anything else is a usage error listing the known."""
+    parts = key.split(".")
+    known = (
+        (len(parts) == 1 and key in TOP_KEYS)
+        or (len(parts) == 2 and parts[0] == "smtp" and parts[1] in SMTP_KEYS)
+        or (len(parts) == 2 and parts[0] == "aliases" and bool(parts[1]))
+        or (key == "sandbox.network")
+        or (len(parts) == 3 and parts[0] == "providers" and parts[2] in PROVIDER_KEYS)
+    )
+    if not known or not all(parts):
+        raise UsageError(f"unknown key '{key}'; use one of {KEY_HELP}")
+    return parts
+
+
+def _typed(key: str, parts: list[str], value: str) -> Any:
+    if key == "allowed_roots":
+        return [p.strip() for p in value.split(",") if p.strip()]
+    if key == "sandbox.network":
+        if value.lower() not in ("true", "false"):
+            raise UsageError("sandbox.network must be true or false")
+        return value.lower() == "true"
+    kind = TOP_KEYS.get(key) if len(parts) == 1 else None
+    if parts[0] == "smtp":
+        kind = SMTP_KEYS[parts[1]]
+    if kind is int:
+        if not value.isdigit():
+            raise UsageError(f"{key} must be a whole number")
+        return int(value)
+    return value
+
+
+def _document(path: Path) -> Any:
+    import tomlkit
+
+    load_config(path)  # a malformed file is refused here, never overwritten
+    try:
+        return tomlkit.parse(read_text_regular(path))
+    except FileNotFoundError:
+        return tomlkit.document()
+
+
+def _write(doc: Any, path: Path) -> Path:
+    """Check the whole new file as a later command will read it, then replace the old."""
+    import tomlkit
+
+    text = tomlkit.dumps(doc)
+    parse_config(tomllib.loads(text), path)  # a bad value is refused; the file is untouched
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text.encode("utf-8"))
+    return path
+
+
+def set_value(key: str, value: str, path: Path | None = None) -> Path:
+    """Set one key (``model``, ``providers.openai.base_url``…) in the file, kept 0600."""
+    import tomlkit
+
+    path = path or config_path()
+    parts = _parts(key)
+    typed = _typed(key, parts, value)
+    doc = _document(path)
+    table = doc
+    for name in parts[:-1]:
+        if name not in table:
+            table[name] = tomlkit.table(is_super_table=name == "providers")
+        table = table[name]
+    table[parts[-1]] = typed
+    return _write(doc, path)
+
+
+def unset_value(key: str, path: Path | None = None) -> Path:
+    """Remove one key from the file (and a table it leaves empty)."""
+    path = path or config_path()
+    parts = _parts(key)
+    doc = _document(path)
+    chain = [doc]
+    for name in parts[:-1]:
+        if name not in chain[-1]:
+            raise UsageError(f"{key} is not set in {path}")
+        chain.append(chain[-1][name])
+    if parts[-1] not in chain[-1]:
+        raise UsageError(f"{key} is not set in {path}")
+    del chain[-1][parts[-1]]
+    for depth in range(len(parts) - 1, 0, -1):  # drop the tables the removal left empty
+        if len(chain[depth]) == 0:
+            del chain[depth - 1][parts[depth - 1]]
+    return _write(doc, path)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A setting's value and where it came from: flag, env (which variable), file, default."""
+
+    key: str
+    value: Any
+    source: str
+
+
+def get_value(key: str, flags: dict[str, Any] | None = None, path: Path | None = None) -> Resolved:
+    """The value a command would use for ``key``, and where it comes from. ``flags`` are
+    the command-line values a command would be given (None: not given)."""
+    path = path or config_path()
+    parts = _parts(key)
+    given = (flags or {}).get(key)
+    if given is not None:
+        return Resolved(key, given, "flag")
+    env = ENV.get(key)
+    if env and os.environ.get(env):
+        return Resolved(key, os.environ[env], f"env {env}")
+    raw: Any = _read(path)
+    parse_config(raw, path)
+    for name in parts:
+        raw = raw.get(name) if isinstance(raw, dict) else None
+    if raw is not None:
+        return Resolved(key, raw, f"file {path}")
+    return Resolved(key, _default(key, parts), "default")
+
+
+def _default(key: str, parts: list[str]) -> Any:
+    from butler_cli.core.loop import DEFAULT_MAX_ROUNDS
+    from butler_cli.policy.loader import DEFAULT_POLICY
+    from butler_cli.providers import REMOTE
+
+    if parts[0] == "providers":
+        kind = next((k for k in REMOTE if k.name == parts[1]), None)
+        if kind is not None and parts[2] == "base_url":
+            return kind.base_url
+        if kind is not None and parts[2] == "api_key_env":
+            return kind.key_env
+        return None
+    return {
+        "policy": DEFAULT_POLICY,
+        "max_rounds": DEFAULT_MAX_ROUNDS,
+        "system": "",
+        "sandbox.network": True,
+        "smtp.tls": "starttls",
+        "smtp.password_env": "BUTLER_SMTP_PASSWORD",
+    }.get(key)
+
+
+TEMPLATE = """\
+# butler's config: `butler config --help` and the README's "Models and configuration".
+# model = "anthropic:claude-sonnet-4-5"
+# [aliases]
+# fast = "openai:gpt-4o-mini"
+"""
+
+
+def edit(path: Path | None = None) -> Path:
+    """Open the file in ``$EDITOR`` (else ``$VISUAL``, else vi), then check it. A broken file
+    is reported — a usage error naming its line — and left exactly as the person wrote it."""
+    path = path or config_path()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, TEMPLATE.encode("utf-8"))
+    editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
+    try:
+        done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+    except OSError as exc:
+        raise UsageError(f"cannot start the editor {editor!r}: {exc.strerror}") from exc
+    if done.returncode != 0:
+        raise UsageError(f"the editor {editor!r} exited with {done.returncode}; nothing checked")
+    load_config(path)
+    return path

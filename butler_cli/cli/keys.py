@@ -1,0 +1,55 @@
+"""`butler keys …`: keep provider keys in the system keyring (or a 0600 file), never echoed."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="keys",
+    help="API keys kept in the system keyring, or where there is none in a 0600 file outside "
+    "the butler's home. An environment variable of the same name always wins.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+Name = Annotated[
+    str, typer.Argument(help="The key's name, as its variable would be: OPENAI_API_KEY.")
+]
+
+
+@app.command("set")
+def set_(name: Name) -> None:
+    """Store a key: typed at a prompt that does not echo it, or piped on standard input."""
+    from butler_cli.store.stored_keys import check_name, store_key
+
+    check_name(name)
+    if sys.stdin.isatty():
+        import getpass
+
+        value = getpass.getpass(f"Key for {name} (not shown): ")
+    else:
+        value = sys.stdin.read()
+    where = store_key(name, value)
+    print(f"{name} stored in {where}")
+
+
+@app.command("list")
+def list_() -> None:
+    """The names of the stored keys (never a value)."""
+    from butler_cli.store.stored_keys import key_names
+
+    for name in key_names():
+        print(name)
+
+
+@app.command("remove")
+def remove(name: Name) -> None:
+    """Forget a stored key."""
+    from butler_cli.core.errors import UsageError
+    from butler_cli.store.stored_keys import remove_key
+
+    if not remove_key(name):
+        raise UsageError(f"no stored key named {name}")
+    print(f"{name} removed")
