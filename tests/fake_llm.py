@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +20,7 @@ class Reply:
     body: dict[str, Any] | None = None  # a JSON error body instead of a stream
     drop_after: int | None = None  # close the connection mid-stream after N frames
     headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0  # think this long before answering (a spinner gets drawn)
 
 
 class FakeLLM:
@@ -48,6 +50,7 @@ class FakeLLM:
                     if fake.replies
                     else Reply(500, body={"error": {"message": "no reply queued"}})
                 )
+                time.sleep(reply.delay_s)
                 if reply.body is not None:
                     data = json.dumps(reply.body).encode()
                     self.send_response(reply.status)

@@ -134,3 +134,18 @@ def test_aliases_resolve_and_models_lists_them(butler, script, butler_home) -> N
     assert shown["context"]["model"] == model  # the spec, so a changed alias cannot redirect it
     bad = butler("config", "set", "aliases.broken", "no-colon")
     assert bad.returncode == 2 and "aliases" in bad.stderr
+
+
+def test_the_chat_takes_model_options_too(fake, butler_home, workdir) -> None:
+    from conftest import spawn_butler
+
+    fake.replies = [Reply(events=openai_stream("warm answer"))]
+    flags = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1", "-o", "temperature=1.5"]
+    child = spawn_butler(["chat", *flags], butler_home, workdir, OPENAI_API_KEY=KEY)
+    child.expect("you ›")
+    child.sendline("hi")
+    child.expect("warm answer")
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect("Goodbye")
+    assert fake.requests[0]["body"]["temperature"] == 1.5

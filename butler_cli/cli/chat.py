@@ -6,10 +6,12 @@ from butler_cli.cli.options import (
     BaseUrl,
     MaxRounds,
     Model,
+    ModelOption,
     Policy,
     PolicyFile,
     Profile,
     System,
+    model_options,
 )
 
 
@@ -21,12 +23,22 @@ def chat(
     profile: Profile = None,
     policy_file: PolicyFile = None,
     base_url: BaseUrl = None,
+    option: ModelOption = None,
 ) -> None:
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
     n deny (with a note), l later (stays parked), d details, s approve for the session."""
     from butler_cli.repl.start import start_chat
 
-    start_chat(model, policy, max_rounds, system, profile, policy_file, base_url=base_url)
+    start_chat(
+        model,
+        policy,
+        max_rounds,
+        system,
+        profile,
+        policy_file,
+        base_url=base_url,
+        model_options=model_options(option),
+    )
 
 
 def demo(policy: Policy = None, profile: Profile = None, policy_file: PolicyFile = None) -> None:

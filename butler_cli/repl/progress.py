@@ -27,7 +27,7 @@ class ChatProgress(Progress):
 
     def model_text(self, delta: str) -> None:
         if self._live is None:
-            self.stop()  # the spinner gives way to the words
+            self.hide_spinner()  # the spinner gives way to the words
             self._live = Live(console=self.console, refresh_per_second=12, transient=False)
             self._live.start()
         self._buffer.append(delta)
@@ -35,7 +35,8 @@ class ChatProgress(Progress):
 
     def model_finished(self, response: ModelResponse) -> None:
         streaming = self._live is not None
-        self.stop()
+        self._end_live()
+        self.hide_spinner()
         self.streamed = streaming
         if not streaming and response.is_tool_round and response.text:
             self.console.print(markdown(response.text))
@@ -43,6 +44,9 @@ class ChatProgress(Progress):
     def stop(self) -> None:
         """End the spinner and any live region (also when a stream broke off)."""
         super().stop()
+        self._end_live()
+
+    def _end_live(self) -> None:
         if self._live is not None:
             self._live.update(markdown("".join(self._buffer)))
             self._live.stop()

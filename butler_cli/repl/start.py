@@ -29,6 +29,7 @@ def start_chat(
     policy_file: str | None = None,
     banner: str = "",
     base_url: str | None = None,
+    model_options: dict[str, int | float] | None = None,
 ) -> None:
     from butler_cli.app.config import load_config, with_defaults
     from butler_cli.app.options import MODEL_ENV, RunOptions
@@ -39,7 +40,9 @@ def start_chat(
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
     # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
-    opts = RunOptions(model, policy, system, max_rounds, True, profile, policy_file, base_url)
+    opts = RunOptions(
+        model, policy, system, max_rounds, True, profile, policy_file, base_url, model_options
+    )
     opts = with_defaults(opts, load_config())
     if not opts.model:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
