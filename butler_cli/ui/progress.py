@@ -1,21 +1,23 @@
 """Live progress while the loop works: a spinner, one line per tool call (stderr for `run` and
-`resume`; the chat's console for the chat, which adds its streamed Markdown on top)."""
+`resume`; the chat's console for the chat, which adds its streamed Markdown on top).
+
+A tool line is rendered once into the console's own colours and written as one string: no
+layout per line, no refresh thread per model call (see ``ui.spinner``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.console import Console
 
 from butler_cli.core.gate import default_title
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
-from butler_cli.core.park import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
 from butler_cli.tools.redact import redact
-from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.spinner import FRAMES, Spinner
+from butler_cli.ui.text import visible
 
 
 class Progress(LoopObserver):
@@ -23,45 +25,77 @@ class Progress(LoopObserver):
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self._status: Any = None
+        self._marks: dict[str, str] = {}  # markup → the same, rendered for this console
+        self._spinner: Spinner | None = None
+        if console.is_terminal:
+            frames = [
+                self._rendered(f"[status.spinner]{f}[/status.spinner] thinking…") for f in FRAMES
+            ]
+            self._spinner = Spinner(self._write, frames)
 
     def model_started(self) -> None:
-        if self.console.is_terminal:
-            self._status = self.console.status("thinking…")
-            self._status.start()
+        if self._spinner is not None:
+            self._spinner.show()
 
     def model_finished(self, response: ModelResponse) -> None:
-        self.stop()
+        self.hide_spinner()
+
+    def hide_spinner(self) -> None:
+        """Erase the spinner's line; its thread waits for the next model call of the turn."""
+        if self._spinner is not None:
+            self._spinner.hide()
 
     def stop(self) -> None:
         """Stop the spinner, if one is showing (also after a cancelled model call)."""
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
+        if self._spinner is not None:
+            self._spinner.stop()
 
     def round_classified(
         self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
     ) -> None:
         if park_id is None:
             return
+        mark = self._rendered("[cyan]⏸[/cyan]")
         for call in calls:  # nothing in a parked round has run
-            title = escape(default_title(call.name, redact(dict(call.input))))
-            self.console.print(f"  [cyan]⏸[/cyan] {title} — parked ({park_id})")
+            title = visible(default_title(call.name, redact(dict(call.input))))
+            self._line(f"  {mark} {title} — parked ({park_id})\n")
 
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
         mark, word = outcome_label(result)
-        title = escape(default_title(call.name, redact(dict(call.input))))
-        self.console.print(f"  {mark} {title} — {word} [dim]{seconds * 1000:.0f} ms[/dim]")
+        title = visible(default_title(call.name, redact(dict(call.input))))
+        took = self._rendered("[dim]\x00[/dim]").replace("\x00", f"{seconds * 1000:.0f} ms")
+        self._line(f"  {self._rendered(mark)} {title} — {word} {took}\n")
+
+    def _rendered(self, markup: str) -> str:
+        """``markup`` as this console would write it (its colours, or none), made once."""
+        done = self._marks.get(markup)
+        if done is None:
+            with self.console.capture() as captured:
+                self.console.print(markup, end="", highlight=False, emoji=False)
+            done = self._marks[markup] = captured.get()
+        return done
+
+    def _line(self, text: str) -> None:
+        if self._spinner is not None:
+            self._spinner.line(text)
+        else:
+            self._write(text)
+
+    def _write(self, text: str) -> None:
+        file = self.console.file
+        file.write(text)
+        file.flush()
+
+
+_LABELS = {
+    "ran": ("[green]✓[/green]", "ran"),
+    "refused": ("[red]✗[/red]", "refused"),
+    "not_run": ("[yellow]–[/yellow]", "not run"),
+    "unknown": ("[yellow]?[/yellow]", "outcome unknown"),
+    "failed": ("[yellow]![/yellow]", "error"),
+}
 
 
 def outcome_label(result: ToolResultBlock) -> tuple[str, str]:
     """A mark and a word for what became of a call: ran, refused, not run, unknown, error."""
-    if not result.is_error:
-        return "[green]✓[/green]", "ran"
-    if result.content.startswith(REFUSED_PREFIX):
-        return "[red]✗[/red]", "refused"
-    if result.content.startswith(NOT_RUN_PREFIX):
-        return "[yellow]–[/yellow]", "not run"
-    if result.content == OUTCOME_UNKNOWN:
-        return "[yellow]?[/yellow]", "outcome unknown"
-    return "[yellow]![/yellow]", "error"
+    return _LABELS[result.outcome]
