@@ -19,7 +19,6 @@ from butler_cli.core.park import (
     ParkState,
     RunContext,
     read_decision,
-    verdicts_from_state,
 )
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.core.toolsets import FunctionToolset, Toolbox, Toolset, ToolSpec
@@ -142,10 +141,7 @@ class Harness:
         return continue_after_decision(
             self.model,
             self.toolbox,
-            state.messages,
-            state.calls,
-            verdicts_from_state(state),
-            state.approval.call_id,
+            state,
             state.decision,
             journal(self.store, state),
             self.config,

@@ -32,7 +32,13 @@ def test_case_1_benign_round_then_text(butler_home: Path) -> None:
     assert (out.status, out.text) == ("done", "done")
     assert rec.ran == [("echo", {"msg": "hi"})]
     assert tool_results(out) == [
-        {"type": "tool_result", "tool_use_id": "c1", "content": "echoed hi", "is_error": False}
+        {
+            "type": "tool_result",
+            "tool_use_id": "c1",
+            "content": "echoed hi",
+            "is_error": False,
+            "outcome": "ran",
+        }
     ]
 
 
@@ -106,6 +112,7 @@ def test_case_6_refuse_runs_nothing_and_does_not_park(butler_home: Path) -> None
         "tool_use_id": "d1",
         "content": "Refused (not run): out of scope.",
         "is_error": True,
+        "outcome": "refused",  # a field, never parsed back from the text
     }
 
 

@@ -35,7 +35,6 @@ from butler_cli.core.park import (
     ParkState,
     RunContext,
     read_decision,
-    verdicts_from_state,
 )
 from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.core.verdicts import Verdict
@@ -317,10 +316,7 @@ class Butler:
         outcome = continue_after_decision(
             self.provider,
             self.toolbox,
-            state.messages,
-            state.calls,
-            verdicts_from_state(state),
-            state.approval.call_id,
+            state,
             decision,
             ParkJournal(self.store, state),
             self.config,

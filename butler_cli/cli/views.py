@@ -39,8 +39,8 @@ def park_details(console: Console, state: ParkState) -> None:
         console.print(f"  decision: {word} at {state.decided_at}{note}")
     console.print("  calls in the parked round:")
     for call in state.calls:
-        raw = state.verdicts.get(call.id)
-        verdict = f"{raw['decision']}" if raw else "benign"
+        saved = state.verdicts.get(call.id)
+        verdict = saved.decision if saved is not None else "benign"
         result = state.results.get(call.id)
         outcome = ""
         if result is not None:

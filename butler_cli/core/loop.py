@@ -5,26 +5,23 @@ No I/O of its own: the model, the toolbox, the park sink and the observer are in
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from butler_cli.core.errors import ModelError
 from butler_cli.core.grants import GrantBook
-from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, error_result
+from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from butler_cli.core.park import (
     Approval,
     Decision,
     Journal,
     ParkState,
     RunContext,
-    answer_parked_round,
-    dump_verdicts,
-    refused_message,
     results_message,
 )
 from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
+from butler_cli.core.rounds import NO_JOURNAL, fresh_judge, resumed_judge, run_round
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict, allow, approve
 from butler_cli.core.vet import clean_text, vet_calls
@@ -70,7 +67,7 @@ class ParkDraft:
             messages=self.messages,
             calls=self.calls,
             approval=self.approval,
-            verdicts=dump_verdicts(self.verdicts),
+            verdicts=dict(self.verdicts),
             results=self.answered,
         )
 
@@ -226,7 +223,10 @@ def run_loop(
                 "parked", response.text, convo, rounds, park_id, approval, usage=usage
             )
         obs.round_classified(calls, verdicts, None)
-        convo.append(results_message(_run_round(toolbox, calls, verdicts, answered, obs)))
+        judge = fresh_judge(verdicts, answered)
+        convo.append(
+            results_message(run_round(calls, toolbox, judge, NO_JOURNAL, obs.tool_finished))
+        )
 
 
 def _assistant_turn(text: str, calls: Sequence[ToolUseBlock]) -> Message:
@@ -237,14 +237,11 @@ def _assistant_turn(text: str, calls: Sequence[ToolUseBlock]) -> Message:
 def continue_after_decision(
     provider: Provider,
     toolbox: Toolbox,
-    saved_messages: Sequence[Message],
-    calls: Sequence[ToolUseBlock],
-    verdicts: dict[str, Verdict],
-    approved_id: str,
+    park: ParkState,
     decision: Decision,
     journal: Journal,
     config: LoopConfig,
-    park: ParkSink,
+    sink: ParkSink,
     observer: LoopObserver | None = None,
 ) -> LoopOutcome:
     """Answer the parked round (R2), then go on with a fresh round budget (R3)."""
@@ -253,18 +250,10 @@ def continue_after_decision(
     def classify(call: ToolUseBlock) -> Verdict:
         return classify_call(toolbox, call, config)
 
-    results = answer_parked_round(
-        calls,
-        verdicts,
-        approved_id,
-        decision,
-        toolbox,
-        classify,
-        _ObservedJournal(journal, obs, calls),
-        obs.call_judged,
-    )
-    convo = [*saved_messages, results_message(results)]
-    return run_loop(provider, toolbox, convo, config, park, obs)
+    judge = resumed_judge(park, decision, toolbox, classify, obs.call_judged)
+    results = run_round(park.calls, toolbox, judge, journal, obs.tool_finished)
+    convo = [*park.messages, results_message(results)]
+    return run_loop(provider, toolbox, convo, config, sink, obs)
 
 
 def _needs_person(verdict: Verdict | None) -> bool:
@@ -276,55 +265,3 @@ def _approval_for(toolbox: Toolbox, call: ToolUseBlock, verdict: Verdict) -> App
     assert gate is not None
     title = gate.describe(call.name, dict(call.input))
     return Approval(call_id=call.id, tool=call.name, title=title, reason=verdict.reason)
-
-
-def _run_round(
-    toolbox: Toolbox,
-    calls: Sequence[ToolUseBlock],
-    verdicts: dict[str, Verdict],
-    answered: dict[str, ToolResultBlock],
-    obs: LoopObserver,
-) -> list[ToolResultBlock]:
-    """Run a round with no approve in it, in order; refusals never reach an executor (L5)."""
-    results: list[ToolResultBlock] = []
-    for call in calls:
-        started = time.perf_counter()
-        verdict = verdicts.get(call.id)
-        if call.id in answered:
-            result = answered[call.id]
-        elif verdict is not None and verdict.decision == "refuse":
-            result = error_result(call.id, refused_message(verdict.reason))
-        else:
-            result = toolbox.run(call)
-        obs.tool_finished(call, result, time.perf_counter() - started)
-        results.append(result)
-    return results
-
-
-class _ObservedJournal:
-    """Passes results through to the observer as the resumed round records them."""
-
-    def __init__(self, inner: Journal, obs: LoopObserver, calls: Sequence[ToolUseBlock]) -> None:
-        self._inner = inner
-        self._obs = obs
-        self._calls = {c.id: c for c in calls}
-        self._started: dict[str, float] = {}
-
-    def result_for(self, call_id: str) -> ToolResultBlock | None:
-        return self._inner.result_for(call_id)
-
-    def was_started(self, call_id: str) -> bool:
-        return self._inner.was_started(call_id)
-
-    def mark_started(self, call_id: str) -> None:
-        self._started[call_id] = time.perf_counter()
-        self._inner.mark_started(call_id)
-
-    def record_result(self, result: ToolResultBlock) -> None:
-        self._inner.record_result(result)
-        began = self._started.get(result.tool_use_id)
-        seconds = time.perf_counter() - began if began is not None else 0.0
-        self._obs.tool_finished(self._calls[result.tool_use_id], result, seconds)
-
-    def resolved(self) -> None:
-        self._inner.resolved()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class TextBlock(BaseModel):
@@ -23,14 +23,30 @@ class ToolUseBlock(BaseModel):
     input: dict[str, Any]
 
 
+#: What became of a call: it ran; it ran and failed; the policy refused it; it was not run
+#: (declined, needs its own approval, malformed, no approval on record); or the process stopped
+#: while it was running and it was not run again.
+ToolOutcome = Literal["ran", "failed", "refused", "not_run", "unknown"]
+
+
 class ToolResultBlock(BaseModel):
-    """The one answer to one tool call (spec L7)."""
+    """The one answer to one tool call (spec L7). ``outcome`` says what became of the call, so
+    nothing has to parse it back from the text the model reads."""
 
     model_config = ConfigDict(frozen=True)
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str
     is_error: bool = False
+    outcome: ToolOutcome = "ran"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _outcome_of_older_parks(cls, data: Any) -> Any:
+        """Parks written before ``outcome`` existed: an error result counts as failed."""
+        if isinstance(data, dict) and "outcome" not in data and data.get("is_error"):
+            return {**data, "outcome": "failed"}
+        return data
 
 
 Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
@@ -57,5 +73,6 @@ class Message(BaseModel):
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
 
-def error_result(call_id: str, message: str) -> ToolResultBlock:
-    return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
+def error_result(call_id: str, message: str, outcome: ToolOutcome = "failed") -> ToolResultBlock:
+    """An error result: the call failed (the default) or, with ``outcome``, did not run."""
+    return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True, outcome=outcome)

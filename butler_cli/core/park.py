@@ -6,14 +6,20 @@ only sees a :class:`Journal` that records each call's progress durably.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    model_validator,
+)
 
-from butler_cli.core.messages import Message, ToolResultBlock, ToolUseBlock, error_result
+from butler_cli.core.messages import Message, ToolResultBlock, ToolUseBlock
 from butler_cli.core.park_format import PARK_VERSION
-from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
 
 REFUSED_PREFIX = "Refused (not run)"
@@ -88,6 +94,15 @@ class RunContext(BaseModel):
     memory_block: str | None = None
 
 
+#: A verdict as a park keeps it: written as ``{"decision", "reason", "widen"?}``, read back
+#: through :meth:`Verdict.from_dict`, so anything malformed on disk fails closed to refuse.
+SavedVerdict = Annotated[
+    Verdict,
+    PlainValidator(lambda raw: raw if isinstance(raw, Verdict) else Verdict.from_dict(raw)),
+    PlainSerializer(lambda v: v.to_dict(), return_type=dict),
+]
+
+
 class ParkState(BaseModel):
     """Everything a resume needs, saved before the person is asked (P1–P2, X1)."""
 
@@ -99,7 +114,7 @@ class ParkState(BaseModel):
     messages: list[Message]
     calls: list[ToolUseBlock]
     approval: Approval
-    verdicts: dict[str, dict[str, Any]]
+    verdicts: dict[str, SavedVerdict]
     status: ParkStatus = "pending"
     decision: Decision | None = None
     decided_at: str | None = None
@@ -137,90 +152,5 @@ class Journal(Protocol):
         """Every call has its result: the park is finished and never runs again."""
 
 
-Classifier = Callable[[ToolUseBlock], Verdict]
-#: Told, for each governed call of a resumed round, the verdict that held and what came of it
-#: ("ran", "refused", "declined", "needs its own approval", "no approval on record",
-#: "outcome unknown"): the audit log records every one (no values, only a hash).
-Judged = Callable[[ToolUseBlock, Verdict | None, str], None]
-
-
-def _not_judged(call: ToolUseBlock, verdict: Verdict | None, outcome: str) -> None:
-    """The default :data:`Judged`: nobody listening."""
-
-
-def answer_parked_round(
-    calls: Sequence[ToolUseBlock],
-    verdicts: dict[str, Verdict],
-    approved_id: str,
-    decision: Decision,
-    toolbox: Toolbox,
-    classify: Classifier,
-    journal: Journal,
-    judged: Judged = _not_judged,
-) -> list[ToolResultBlock]:
-    """Give every saved call exactly one result, in order (R2), running each at most once (X2).
-
-    The policy is asked again (X4): the stricter of the saved and the current verdict holds,
-    so a call the policy refuses now does not run even if it was approved.
-    """
-    results: list[ToolResultBlock] = []
-    for call in calls:
-        done = journal.result_for(call.id)
-        if done is not None:
-            results.append(done)
-            continue
-        governed = toolbox.is_governed(call.name)
-        blocked: ToolResultBlock | None = None
-        if journal.was_started(call.id):
-            blocked = error_result(call.id, OUTCOME_UNKNOWN)
-            if governed:
-                judged(call, None, "outcome unknown")
-        elif governed:  # a benign sibling was only deferred by the park: it just runs
-            blocked, verdict, outcome = _judge(call, verdicts, approved_id, decision, classify)
-            judged(call, verdict, outcome)
-        if blocked is None:
-            journal.mark_started(call.id)
-            result = toolbox.run(call)
-        else:
-            result = blocked
-        journal.record_result(result)
-        results.append(result)
-    journal.resolved()
-    return results
-
-
-def _judge(
-    call: ToolUseBlock,
-    verdicts: dict[str, Verdict],
-    approved_id: str,
-    decision: Decision,
-    classify: Classifier,
-) -> tuple[ToolResultBlock | None, Verdict | None, str]:
-    """For a governed call: the error result if it must not run (None if it may), the
-    verdict that held, and the outcome in words. A benign sibling is only deferred by the
-    park (or unknown, and errors itself): the caller runs it without asking this."""
-    saved = verdicts.get(call.id)
-    if saved is None:
-        return error_result(call.id, NO_APPROVAL_ON_RECORD), None, "no approval on record"
-    verdict = saved.stricter(classify(call))
-    if verdict.decision == "refuse":
-        return error_result(call.id, refused_message(verdict.reason)), verdict, "refused"
-    if call.id == approved_id:
-        if decision.approved:
-            return None, verdict, "ran"
-        return error_result(call.id, declined_message(decision.note)), verdict, "declined"
-    if verdict.decision == "approve":
-        return error_result(call.id, NEEDS_OWN_APPROVAL), verdict, "needs its own approval"
-    return None, verdict, "ran"
-
-
-def verdicts_from_state(state: ParkState) -> dict[str, Verdict]:
-    return {cid: Verdict.from_dict(raw) for cid, raw in state.verdicts.items()}
-
-
 def results_message(results: Sequence[ToolResultBlock]) -> Message:
     return Message(role="user", content=list(results))
-
-
-def dump_verdicts(verdicts: dict[str, Verdict]) -> dict[str, dict[str, Any]]:
-    return {cid: v.to_dict() for cid, v in verdicts.items()}

@@ -42,8 +42,8 @@ def _choices(widen: dict[str, str]) -> tuple[str, str]:
 
 
 def _widen_of(state: ParkState) -> dict[str, str]:
-    raw = state.verdicts.get(state.approval.call_id, {}).get("widen") or {}
-    return {str(k): str(v) for k, v in raw.items()}
+    verdict = state.verdicts.get(state.approval.call_id)
+    return dict(verdict.widen) if verdict is not None else {}
 
 
 def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | None:

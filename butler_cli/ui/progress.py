@@ -13,7 +13,6 @@ from rich.console import Console
 from butler_cli.core.gate import default_title
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
-from butler_cli.core.park import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
 from butler_cli.tools.redact import redact
@@ -88,14 +87,15 @@ class Progress(LoopObserver):
         file.flush()
 
 
+_LABELS = {
+    "ran": ("[green]✓[/green]", "ran"),
+    "refused": ("[red]✗[/red]", "refused"),
+    "not_run": ("[yellow]–[/yellow]", "not run"),
+    "unknown": ("[yellow]?[/yellow]", "outcome unknown"),
+    "failed": ("[yellow]![/yellow]", "error"),
+}
+
+
 def outcome_label(result: ToolResultBlock) -> tuple[str, str]:
     """A mark and a word for what became of a call: ran, refused, not run, unknown, error."""
-    if not result.is_error:
-        return "[green]✓[/green]", "ran"
-    if result.content.startswith(REFUSED_PREFIX):
-        return "[red]✗[/red]", "refused"
-    if result.content.startswith(NOT_RUN_PREFIX):
-        return "[yellow]–[/yellow]", "not run"
-    if result.content == OUTCOME_UNKNOWN:
-        return "[yellow]?[/yellow]", "outcome unknown"
-    return "[yellow]![/yellow]", "error"
+    return _LABELS[result.outcome]

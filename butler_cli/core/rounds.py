@@ -1,0 +1,149 @@
+"""One round runner for a fresh round and a resumed one (spec L5, L7, R2, X2, X4).
+
+Every call of a round gets exactly one result, in order. A :data:`Judge` says, for each call,
+whether it may run or which result it gets instead; a :class:`~butler_cli.core.park.Journal`
+records progress durably for a resumed park (each call runs at most once, across crashes) and
+is a no-op for a fresh round, which runs at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from butler_cli.core.messages import ToolResultBlock, ToolUseBlock, error_result
+from butler_cli.core.park import (
+    NEEDS_OWN_APPROVAL,
+    NO_APPROVAL_ON_RECORD,
+    OUTCOME_UNKNOWN,
+    Decision,
+    Journal,
+    ParkState,
+    declined_message,
+    refused_message,
+)
+from butler_cli.core.toolsets import Toolbox
+from butler_cli.core.verdicts import Verdict
+
+#: ``judge(call, was_started)``: the result a call gets instead of running, or None to run it.
+Judge = Callable[[ToolUseBlock, bool], ToolResultBlock | None]
+#: Told each result as it is recorded, with the seconds it took.
+Finished = Callable[[ToolUseBlock, ToolResultBlock, float], None]
+Classifier = Callable[[ToolUseBlock], Verdict]
+#: Told, for each governed call of a resumed round, the verdict that held and what came of it
+#: ("ran", "refused", "declined", "needs its own approval", "no approval on record",
+#: "outcome unknown"): the audit log records every one (no values, only a hash).
+Judged = Callable[[ToolUseBlock, Verdict | None, str], None]
+
+
+class NoJournal:
+    """The journal of a fresh round: nothing to recover and nothing to record."""
+
+    def result_for(self, call_id: str) -> ToolResultBlock | None:
+        return None
+
+    def was_started(self, call_id: str) -> bool:
+        return False
+
+    def mark_started(self, call_id: str) -> None:
+        pass
+
+    def record_result(self, result: ToolResultBlock) -> None:
+        pass
+
+    def resolved(self) -> None:
+        pass
+
+
+NO_JOURNAL = NoJournal()
+
+
+def run_round(
+    calls: Sequence[ToolUseBlock],
+    toolbox: Toolbox,
+    judge: Judge,
+    journal: Journal,
+    finished: Finished,
+) -> list[ToolResultBlock]:
+    """Give every call exactly one result, in order, running each at most once (X2)."""
+    results: list[ToolResultBlock] = []
+    for call in calls:
+        done = journal.result_for(call.id)
+        if done is not None:
+            results.append(done)
+            continue
+        began = time.perf_counter()
+        result = judge(call, journal.was_started(call.id))
+        if result is None:
+            journal.mark_started(call.id)
+            result = toolbox.run(call)
+        journal.record_result(result)
+        finished(call, result, time.perf_counter() - began)
+        results.append(result)
+    journal.resolved()
+    return results
+
+
+def fresh_judge(verdicts: dict[str, Verdict], answered: dict[str, ToolResultBlock]) -> Judge:
+    """A round with no approve in it: malformed calls keep their answer, refusals never reach
+    an executor (L5), everything else runs."""
+
+    def judge(call: ToolUseBlock, was_started: bool) -> ToolResultBlock | None:
+        if call.id in answered:
+            return answered[call.id]
+        verdict = verdicts.get(call.id)
+        if verdict is not None and verdict.decision == "refuse":
+            return error_result(call.id, refused_message(verdict.reason), "refused")
+        return None
+
+    return judge
+
+
+def resumed_judge(
+    park: ParkState,
+    decision: Decision,
+    toolbox: Toolbox,
+    classify: Classifier,
+    judged: Judged,
+) -> Judge:
+    """A parked round answered after a decision (R2): only the approved call, approved, runs
+    among the ones that asked; the policy is asked again (X4) and the stricter verdict holds;
+    a call that may have run before a crash is "outcome unknown", never run again (X2). A
+    benign sibling was only deferred by the park, and runs."""
+
+    def judge(call: ToolUseBlock, was_started: bool) -> ToolResultBlock | None:
+        governed = toolbox.is_governed(call.name)
+        if was_started:
+            if governed:
+                judged(call, None, "outcome unknown")
+            return error_result(call.id, OUTCOME_UNKNOWN, "unknown")
+        if not governed:
+            return None
+        blocked, verdict, outcome = _governed(call, park, decision, classify)
+        judged(call, verdict, outcome)
+        return blocked
+
+    return judge
+
+
+def _governed(
+    call: ToolUseBlock, park: ParkState, decision: Decision, classify: Classifier
+) -> tuple[ToolResultBlock | None, Verdict | None, str]:
+    """For a governed call of a resumed round: the result if it must not run (None if it
+    may), the verdict that held, and the outcome in words."""
+    saved = park.verdicts.get(call.id)
+    if saved is None:
+        result = error_result(call.id, NO_APPROVAL_ON_RECORD, "not_run")
+        return result, None, "no approval on record"
+    verdict = saved.stricter(classify(call))
+    if verdict.decision == "refuse":
+        return error_result(call.id, refused_message(verdict.reason), "refused"), verdict, "refused"
+    if call.id == park.approval.call_id:
+        if decision.approved:
+            return None, verdict, "ran"
+        declined = error_result(call.id, declined_message(decision.note), "not_run")
+        return declined, verdict, "declined"
+    if verdict.decision == "approve":
+        result = error_result(call.id, NEEDS_OWN_APPROVAL, "not_run")
+        return result, verdict, "needs its own approval"
+    return None, verdict, "ran"
