@@ -25,6 +25,8 @@ class FileKeyring(KeyringBackend):
             return {}
 
     def get_password(self, service: str, username: str) -> str | None:
+        if os.environ.get("FAKE_KEYRING_LOCKED"):  # a keyring that will not open now
+            raise RuntimeError("the collection is locked")
         return self._load().get(f"{service}/{username}")
 
     def set_password(self, service: str, username: str, password: str) -> None:

@@ -73,6 +73,10 @@ def test_keys_set_list_remove_never_show_the_key(butler, butler_home, user_home,
     assert "ANTHROPIC_API_KEY: **** (stored)" in shown.stdout and CANARY not in shown.stdout
     models = butler("models", env={**env, "ANTHROPIC_API_KEY": ""})
     assert "ANTHROPIC_API_KEY (stored)" in models.stdout and CANARY not in models.stdout
+    doctor = butler("doctor", env={**env, "ANTHROPIC_API_KEY": ""})
+    assert "stored (`butler keys`): ANTHROPIC_API_KEY" in doctor.stdout
+    assert "ANTHROPIC_API_KEY: set" in doctor.stdout and CANARY not in doctor.stdout
+    assert str(keys_file) in doctor.stdout  # hidden from tools and commands
     assert butler("keys", "remove", "ANTHROPIC_API_KEY", env=env).returncode == 0
     assert butler("keys", "list", env=env).stdout.strip() == ""
     if backend == "keyring":
@@ -152,3 +156,15 @@ def test_a_stored_canary_key_reaches_no_file_no_child_and_no_output(
         assert CANARY not in done.stdout + done.stderr
     assert files_holding(butler_home, CANARY) == []
     assert files_holding(workdir, CANARY) == []
+
+
+def test_a_locked_keyring_is_one_line_not_a_traceback(butler, fake, user_home, tmp_path) -> None:
+    env = {**user_home, **keyring_env(tmp_path, "keyring"), "ANTHROPIC_API_KEY": ""}
+    assert butler("keys", "set", "ANTHROPIC_API_KEY", input=CANARY, env=env).returncode == 0
+    locked = {**env, "FAKE_KEYRING_LOCKED": "1"}
+    assert butler("keys", "list", env=locked).stdout.split() == ["ANTHROPIC_API_KEY"]
+    flags = ["--model", "anthropic:claude-test", "--base-url", fake.url]
+    r = butler("run", *flags, "hi", env=locked)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "system keyring could not read ANTHROPIC_API_KEY" in r.stderr
+    assert fake.requests == []

@@ -13,6 +13,7 @@ from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.policy.loader import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
 from butler_cli.store.files import butler_home
+from butler_cli.store.stored_keys import key_names, keys_path
 from butler_cli.tools.sandbox import detect_sandbox
 
 
@@ -30,6 +31,9 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
     names: list[str] = [k.key_env for k in REMOTE if k.key_env]
     names += config.key_variables()
     keys = {name: bool(os.environ.get(name)) for name in dict.fromkeys(names)}
+    stored = key_names()
+    for name in keys:  # a stored key counts where the variable is unset
+        keys[name] = keys[name] or name in stored
     return {
         "sandbox": {
             "kind": sandbox.kind,
@@ -46,6 +50,8 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
         ],
         "keys": keys,
         "key_files": [str(p) for p in config.key_files()],
+        "stored_keys": stored,
+        "keys_file": str(keys_path()),
     }
 
 
@@ -68,4 +74,6 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
         *(f"  {name}: {'set' if on else 'not set'}" for name, on in data["keys"].items()),
     ]
     lines += [f"  key file: {p}" for p in data["key_files"]]
+    if data["stored_keys"]:
+        lines.append(f"  stored (`butler keys`): {', '.join(data['stored_keys'])}")
     return lines

@@ -45,12 +45,22 @@ def system_keyring() -> Any | None:
     try:
         import keyring
         from keyring.backends import fail, null
-    except ImportError:
+
+        backend = keyring.get_keyring()
+    except Exception:  # not installed, or a backend that breaks while loading
         return None
-    backend = keyring.get_keyring()
     if isinstance(backend, fail.Keyring | null.Keyring):
         return None
     return backend
+
+
+def _keyring_call(what: str, call: Any, *args: str) -> Any:
+    """A keyring call whose failure (locked, no D-Bus session…) is one line, not a trace."""
+    try:
+        return call(SERVICE, *args)
+    except Exception as exc:
+        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise UsageError(f"the system keyring could not {what}: {detail}") from exc
 
 
 def _load(path: Path | None = None) -> tuple[dict[str, str], list[str]]:
@@ -101,7 +111,7 @@ def store_key(name: str, value: str) -> str:
     in_file, in_keyring = _load()
     backend = system_keyring()
     if backend is not None:
-        backend.set_password(SERVICE, name, value)
+        _keyring_call("store the key", backend.set_password, name, value)
         in_file.pop(name, None)
         path = _save(in_file, [*in_keyring, name])
         return "the system keyring"
@@ -119,12 +129,14 @@ def remove_key(name: str) -> bool:
     if name in in_keyring:
         backend = system_keyring()
         if backend is not None:
-            import contextlib
-
             from keyring.errors import PasswordDeleteError
 
-            with contextlib.suppress(PasswordDeleteError):
+            try:
                 backend.delete_password(SERVICE, name)
+            except PasswordDeleteError:
+                pass  # already gone from the keyring: forget the name
+            except Exception as exc:
+                raise UsageError(f"the system keyring could not remove {name}: {exc}") from exc
     in_file.pop(name, None)
     _save(in_file, [n for n in in_keyring if n != name])
     return True
@@ -143,18 +155,29 @@ def stored_key(name: str) -> str | None:
         return in_file[name]
     if name in in_keyring:
         backend = system_keyring()
-        return backend.get_password(SERVICE, name) if backend is not None else None
+        if backend is None:
+            return None
+        value = _keyring_call(f"read {name}", backend.get_password, name)
+        return value if isinstance(value, str) else None
     return None
 
 
 def stored_values() -> list[str]:
-    """Every stored value, for the masking. The keyring is only asked when it holds one."""
+    """Every stored value, for the masking. The keyring is only asked when it holds one; a
+    keyring that cannot be read now (locked) gives nothing — its keys cannot be used either,
+    and using one (:func:`stored_key`) reports the failure."""
     in_file, in_keyring = _load()
     values = list(in_file.values())
-    if in_keyring:
-        backend = system_keyring()
-        if backend is not None:
-            values += [v for n in in_keyring if (v := backend.get_password(SERVICE, n))]
+    backend = system_keyring() if in_keyring else None
+    if backend is None:
+        return values
+    for name in in_keyring:
+        try:
+            value = backend.get_password(SERVICE, name)
+        except Exception:
+            continue
+        if isinstance(value, str) and value:
+            values.append(value)
     return values
 
 
