@@ -1,0 +1,34 @@
+"""`butler serve`: the scheduler and the approval inbox, in one long-running process."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def serve(
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")
+    ] = 8765,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on. Default: this machine only.")
+    ] = "127.0.0.1",
+    expose: Annotated[
+        bool,
+        typer.Option(
+            "--expose",
+            help="Allow a non-loopback --host: the inbox (every parked action, approve and "
+            "deny) becomes reachable from other machines, over plain HTTP, with the token.",
+        ),
+    ] = False,
+    no_scheduler: Annotated[
+        bool, typer.Option("--no-scheduler", help="Serve the inbox only; run no schedules.")
+    ] = False,
+) -> None:
+    """Run the scheduler and the inbox page until Ctrl-C or SIGTERM. Prints the inbox's URL,
+    which holds a fresh random token: every request without it is refused."""
+    from butler_cli.serve.server import serve as run_server
+    from butler_cli.store.files import butler_home
+
+    run_server(butler_home(), host, port, expose=expose, scheduler=not no_scheduler)

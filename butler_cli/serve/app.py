@@ -1,0 +1,203 @@
+"""The inbox as a Starlette app: who may ask (the token), what may change state (the CSRF
+token, same origin), and what the page may load (a strict Content-Security-Policy).
+
+- Every request needs the token `butler serve` printed: in the URL once (it is then kept in a
+  cookie scoped to this port, HttpOnly, SameSite=Strict, and the URL is cleaned), in that
+  cookie, or as ``Authorization: Bearer``. Without it: 403, and nothing is read.
+- A request whose ``Host`` is not this loopback address and port is refused (DNS rebinding),
+  unless the server was deliberately exposed.
+- A POST needs the page's CSRF token (header ``X-CSRF-Token`` or form field ``csrf``) and, when
+  the browser sends an ``Origin``, this origin.
+- Every answer carries ``Content-Security-Policy: default-src 'none'; script-src 'self'; …``:
+  the page sends no request to another origin and runs no inline script.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import Route
+
+from butler_cli.serve import data, pages
+from butler_cli.serve.decide import Decider
+from butler_cli.serve.static import INBOX_CSS, INBOX_JS
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+NO_TOKEN = (
+    "403: this butler inbox needs its token — open the URL `butler serve` printed "
+    "(it holds ?token=…)\n"
+)
+
+
+@dataclass
+class Settings:
+    home: Path
+    host: str
+    port: int
+    exposed: bool = False
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+
+    @property
+    def cookie(self) -> str:
+        return f"butler_token_{self.port}"  # cookies ignore ports: one per server
+
+    def url(self, host: str | None = None) -> str:
+        where = host or self.host
+        if ":" in where:
+            where = f"[{where}]"
+        return f"http://{where}:{self.port}/?token={self.token}"
+
+    def host_ok(self, host: str) -> bool:
+        if self.exposed:
+            return True
+        names = {"127.0.0.1", "localhost", "[::1]", self.host}
+        return host in {f"{n}:{self.port}" for n in names}
+
+
+def _refused(status: int, text: str) -> Response:
+    return PlainTextResponse(text, status_code=status, headers=SECURITY_HEADERS)
+
+
+class Guard(BaseHTTPMiddleware):
+    """The token, the Host, the origin of a POST; the security headers on every answer."""
+
+    def __init__(self, app: Any, settings: Settings) -> None:
+        super().__init__(app)
+        self.settings = settings
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        s = self.settings
+        if not s.host_ok(request.headers.get("host", "")):
+            return _refused(403, "403: unexpected Host header\n")
+        given = request.query_params.get("token")
+        from_url = given is not None
+        if given is None:
+            given = request.cookies.get(s.cookie)
+        auth = request.headers.get("authorization", "")
+        if given is None and auth.lower().startswith("bearer "):
+            given = auth[7:].strip()
+        if not given or not secrets.compare_digest(given.encode(), s.token.encode()):
+            return _refused(403, NO_TOKEN)
+        if request.method not in ("GET", "HEAD"):
+            origin = request.headers.get("origin")
+            if origin is not None and origin != f"http://{request.headers.get('host')}":
+                return _refused(403, "403: a request from another origin is refused\n")
+        if from_url and request.method == "GET":
+            # Keep the token in a cookie for this port and take it out of the address bar.
+            response: Response = RedirectResponse(request.url.path, status_code=303)
+            response.set_cookie(
+                s.cookie, s.token, httponly=True, samesite="strict", path="/", secure=False
+            )
+        else:
+            response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+
+def create_app(settings: Settings, decider: Decider) -> Starlette:
+    """The inbox app for one home."""
+    home = settings.home
+    banner = (
+        f"This inbox is exposed on {settings.host}: anyone who can reach it with the token can "
+        "read every parked action and approve it."
+        if settings.exposed
+        else None
+    )
+
+    def version() -> str:
+        return f"{data.signature(home)}.{'.'.join(decider.running())}"
+
+    def render_parts() -> dict[str, str]:
+        rows, problems = data.waiting(home)
+        return {
+            "version": version(),
+            "parks": pages.parks_part(rows, problems, settings.csrf),
+            "outcomes": pages.outcomes_part(data.outcomes(home), decider.running()),
+            "schedules": pages.schedules_part(data.schedules(home)),
+        }
+
+    async def index(request: Request) -> Response:
+        parts = await run_in_threadpool(render_parts)
+        return HTMLResponse(pages.inbox(parts, settings.csrf, banner))
+
+    async def parts(request: Request) -> Response:
+        if request.query_params.get("v") == await run_in_threadpool(version):
+            return Response(status_code=204)
+        return JSONResponse(await run_in_threadpool(render_parts))
+
+    async def park(request: Request) -> Response:
+        from butler_cli.core.errors import ButlerError
+        from butler_cli.store.parks import ParkStore
+
+        def load() -> str:
+            store = ParkStore(home)
+            state = store.load(store.resolve_id(request.path_params["park_id"]))
+            trail = data.audit_trail(home, state.id)
+            return pages.park_page(state, trail, data.ledger_events(home, state.id), settings.csrf)
+
+        try:
+            return HTMLResponse(await run_in_threadpool(load))
+        except ButlerError as exc:
+            return _refused(404, f"{exc.message}\n")
+
+    async def decide(request: Request) -> Response:
+        form = await request.form()
+        sent = request.headers.get("x-csrf-token") or str(form.get("csrf") or "")
+        if not secrets.compare_digest(sent.encode(), settings.csrf.encode()):
+            return JSONResponse(
+                {"ok": False, "message": "refused: missing or wrong CSRF token; nothing decided"},
+                status_code=403,
+            )
+        choice = str(form.get("decision") or "")
+        if choice not in ("approve", "deny"):
+            return JSONResponse(
+                {"ok": False, "message": "decision must be approve or deny"}, status_code=400
+            )
+        note = str(form.get("note") or "").strip() or None
+        pid = str(request.path_params["park_id"])
+        answer = await run_in_threadpool(decider.submit, pid, choice == "approve", note)
+        body = {"ok": answer.ok, "message": answer.message, "status": answer.status}
+        return JSONResponse(body, status_code=200 if answer.ok else 409)
+
+    def static(text: str, kind: str) -> Any:
+        async def serve(request: Request) -> Response:
+            return Response(text, media_type=kind)
+
+        return serve
+
+    routes = [
+        Route("/", index),
+        Route("/parts", parts),
+        Route("/park/{park_id}", park),
+        Route("/park/{park_id}/decide", decide, methods=["POST"]),
+        Route("/static/inbox.js", static(INBOX_JS, "text/javascript")),
+        Route("/static/inbox.css", static(INBOX_CSS, "text/css")),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(Guard, settings=settings)])

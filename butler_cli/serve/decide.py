@@ -1,0 +1,122 @@
+"""Decisions from the page, through the one exactly-once path `butler resume` takes.
+
+:func:`decide_and_continue` is the only place the inbox reaches ``resume_park`` (which takes
+the park's lock, checks the decided-park ledger, records the decision, continues the task):
+when that path is split into "decide" and "continue", this is the line that changes.
+The decision and the continuation run on a thread of their own; the page is answered once the
+outcome is known or, for a long task, after a short wait, and the outcome joins the page when
+the task ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from butler_cli.app.report import TaskReport
+from butler_cli.core.errors import ButlerError, ParkError
+from butler_cli.schedule.runner import utc_now
+from butler_cli.schedule.store import ScheduleStore
+
+#: How long a request waits for the task to end before answering "continuing".
+ANSWER_WITHIN = 3.0
+
+
+def decide_and_continue(park_id: str, approved: bool | None, note: str | None) -> TaskReport:
+    """Record the decision exactly once and continue the task (None: recover a decided park)."""
+    from butler_cli.app.butler import resume_park
+    from butler_cli.app.options import RunOptions
+
+    return resume_park(park_id, approved, note, RunOptions())
+
+
+@dataclass
+class Answer:
+    ok: bool
+    message: str
+    status: str | None = None  # the task's outcome when it is known
+
+
+class Decider:
+    """Runs decisions on threads, records each outcome, and knows what is still running."""
+
+    def __init__(self, home: Path) -> None:
+        self.store = ScheduleStore(home)
+        self._lock = threading.Lock()
+        self._running: dict[threading.Thread, str] = {}
+
+    def running(self) -> list[str]:
+        """Parks whose decision is being carried out here now."""
+        with self._lock:
+            return sorted(set(self._running.values()))
+
+    def submit(self, park_id: str, approved: bool | None, note: str | None) -> Answer:
+        """Start the decision; wait a little for its outcome; say what happened."""
+        answer: list[Answer] = []
+        finished = threading.Event()
+
+        def work() -> None:
+            try:
+                answer.append(self._decide(park_id, approved, note))
+            finally:
+                finished.set()
+                with self._lock:
+                    self._running.pop(threading.current_thread(), None)
+
+        thread = threading.Thread(target=work, name=f"decide-{park_id}")
+        with self._lock:
+            self._running[thread] = park_id
+        thread.start()
+        if finished.wait(ANSWER_WITHIN) and answer:
+            return answer[0]
+        word = "approved" if approved else "denied"
+        return Answer(
+            True,
+            f"park {park_id} {word}; the task continues here and its outcome "
+            "will appear under Recent outcomes",
+        )
+
+    def _decide(self, park_id: str, approved: bool | None, note: str | None) -> Answer:
+        try:
+            report = decide_and_continue(park_id, approved, note)
+        except ParkError as exc:
+            return Answer(False, f"already decided — {exc.message}")
+        except ButlerError as exc:
+            return Answer(False, exc.message)
+        except Exception as exc:  # the server stays up; the park keeps its recorded state
+            self._record(park_id, "failed", error=f"{type(exc).__name__}: {exc}")
+            return Answer(False, f"park {park_id}: the task failed: {exc}")
+        self._record(park_id, report.status, report)
+        word = "approved" if approved else "denied" if approved is False else "recovered"
+        what = {
+            "done": "is done",
+            "parked": f"parked again ({report.park_id})",
+            "limit": "stopped at the round limit",
+        }.get(report.status, f"failed: {report.error}")
+        return Answer(True, f"park {park_id} {word}; the task {what}", report.status)
+
+    def _record(
+        self, park_id: str, status: str, report: TaskReport | None = None, error: str | None = None
+    ) -> None:
+        now = utc_now()
+        task = report.task if report is not None else f"park {park_id}"
+        run_id = self.store.start_run(None, "inbox", task, now)
+        self.store.finish_run(
+            run_id,
+            status,
+            now,
+            park_id=(report.park_id if report and report.park_id else park_id),
+            text=report.text if report else "",
+            error=report.error if report else error,
+        )
+
+    def join(self) -> None:
+        """Wait for every decision in flight to finish (or park): nothing is left half-done."""
+        while True:
+            with self._lock:
+                threads = list(self._running)
+            if not threads:
+                return
+            for t in threads:
+                t.join()

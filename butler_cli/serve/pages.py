@@ -1,0 +1,178 @@
+"""The inbox's HTML, server-rendered. Every value is HTML-escaped here (``h``), on top of the
+terminal's neutraliser applied when it was read (``serve.data``). No inline script or style:
+the Content-Security-Policy allows only this origin's ``/static/`` files."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from butler_cli.core.gate import default_title
+from butler_cli.core.park import ParkState
+from butler_cli.schedule.store import Job, Run
+from butler_cli.serve.data import Problem, Waiting
+from butler_cli.tools.redact import redact
+from butler_cli.ui.text import pretty_json, visible
+
+
+def h(text: object) -> str:
+    """HTML-escaped text, quotes included (safe in attributes too)."""
+    return html.escape(str(text), quote=True)
+
+
+def v(text: str | None) -> str:
+    """Model-chosen text: neutralised as in the terminal, then escaped."""
+    return h(visible(text or ""))
+
+
+def layout(title: str, csrf: str, body: str) -> str:
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<meta name='csrf-token' content='{h(csrf)}'>"
+        f"<title>{h(title)}</title><link rel='stylesheet' href='/static/inbox.css'>"
+        "<script src='/static/inbox.js' defer></script></head><body>"
+        f"{body}</body></html>"
+    )
+
+
+def park_card(w: Waiting, csrf: str) -> str:
+    return (
+        f"<article class='park' id='park-{h(w.id)}' data-id='{h(w.id)}'>"
+        f"<h3 class='title'>{h(w.title)}</h3>"
+        "<dl>"
+        f"<dt>park</dt><dd class='pid'><a href='/park/{h(w.id)}'>{h(w.id)}</a></dd>"
+        f"<dt>task</dt><dd class='task'>{h(w.task)}</dd>"
+        f"<dt>tool</dt><dd class='tool'>{h(w.tool)}</dd>"
+        f"<dt>why</dt><dd class='reason'>{h(w.reason)}</dd>"
+        f"<dt>parked</dt><dd>{h(w.created_at)}</dd>"
+        "</dl>"
+        f"<pre class='arguments'>{h(w.arguments)}</pre>"
+        f"<form class='decide' method='post' action='/park/{h(w.id)}/decide'>"
+        f"<input type='hidden' name='csrf' value='{h(csrf)}'>"
+        "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"
+        " maxlength='2000'>"
+        "<button type='submit' name='decision' value='approve' class='approve'>Approve</button>"
+        "<button type='submit' name='decision' value='deny' class='deny'>Deny</button>"
+        "</form></article>"
+    )
+
+
+def parks_part(rows: Sequence[Waiting], problems: Sequence[Problem], csrf: str) -> str:
+    out = [park_card(w, csrf) for w in rows]
+    if not rows:
+        out.append("<p class='empty'>No parks awaiting a decision.</p>")
+    out.extend(
+        f"<p class='problem'>skipped {h(p.path)}: {h(visible(p.problem))}</p>" for p in problems
+    )
+    return "".join(out)
+
+
+def outcomes_part(runs: Sequence[Run], running: Sequence[str]) -> str:
+    rows = [
+        f"<li class='outcome running' data-park='{h(pid)}'>continuing park {h(pid)}…</li>"
+        for pid in running
+    ]
+    for r in runs:
+        park = f" · park <a href='/park/{h(r.park_id)}'>{h(r.park_id)}</a>" if r.park_id else ""
+        answer = f"<div class='answer'>{v(r.text)}</div>" if r.text else ""
+        error = f"<div class='error'>{v(r.error)}</div>" if r.error else ""
+        hook = f"<div class='hook'>on-park hook: {v(r.hook)}</div>" if r.hook else ""
+        rows.append(
+            f"<li class='outcome {h(r.status)}' data-run='{r.id}'>"
+            f"<span class='status'>{h(r.status)}</span> {v(r.task)}"
+            f"<small> — {h(r.source)} · {h(r.finished_at or r.started_at)}{park}</small>"
+            f"{answer}{error}{hook}</li>"
+        )
+    if not rows:
+        return "<p class='empty'>Nothing has run yet.</p>"
+    return "<ul>" + "".join(rows) + "</ul>"
+
+
+def schedules_part(jobs: Sequence[tuple[Job, Run | None]]) -> str:
+    if not jobs:
+        return "<p class='empty'>No schedules (butler schedule add WHEN TASK).</p>"
+    rows = []
+    for job, last in jobs:
+        nxt = "paused" if job.paused else h(job.next_due)
+        outcome = h(last.status) if last else "never run"
+        rows.append(
+            f"<tr data-job='{h(job.id)}'><td>{h(job.id)}</td><td>{v(job.cron)}</td>"
+            f"<td>{v(job.task)}</td><td class='next'>{nxt}</td><td>{outcome}</td></tr>"
+        )
+    head = "<tr><th>id</th><th>when</th><th>task</th><th>next run (UTC)</th><th>last</th></tr>"
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def inbox(parts: dict[str, str], csrf: str, exposed: str | None) -> str:
+    banner = f"<p class='exposed'>{h(exposed)}</p>" if exposed else ""
+    body = (
+        "<header><h1>butler · inbox</h1><p>Parked actions wait here for you. Approve runs "
+        "exactly the action shown; deny runs nothing (the model sees your note).</p></header>"
+        f"{banner}<div id='flash' role='status' aria-live='polite'></div>"
+        f"<section><h2>Waiting for you</h2><div id='parks'>{parts['parks']}</div></section>"
+        f"<section><h2>Recent outcomes</h2><div id='outcomes'>{parts['outcomes']}</div>"
+        "</section>"
+        f"<section><h2>Schedules</h2><div id='schedules'>{parts['schedules']}</div></section>"
+    )
+    return layout("butler · inbox", csrf, body)
+
+
+def park_page(
+    state: ParkState, trail: Sequence[dict[str, Any]], ledger: Sequence[str], csrf: str
+) -> str:
+    """What `butler show` shows, and the park's audit trail."""
+    args = pretty_json(redact(state.approved_arguments()))
+    rows = [
+        ("status", h(state.status)),
+        ("task", v(state.context.task)),
+        ("tool", v(state.approval.tool)),
+        ("why", v(state.approval.reason)),
+        ("created", h(state.created_at)),
+        ("model", v(state.context.model)),
+        ("policy", v(state.context.policy)),
+        ("folder", v(state.context.cwd)),
+    ]
+    if state.parent:
+        rows.append(("continues", f"<a href='/park/{h(state.parent)}'>{h(state.parent)}</a>"))
+    if state.decision is not None:
+        word = "approved" if state.decision.approved else "denied"
+        note = f" — {v(state.decision.note)}" if state.decision.note else ""
+        rows.append(("decision", f"{word} at {h(state.decided_at)}{note}"))
+    calls = []
+    for call in state.calls:
+        saved = state.verdicts.get(call.id)
+        verdict = saved.decision if saved is not None else "benign"
+        result = state.results.get(call.id)
+        outcome = ""
+        if result is not None:
+            outcome = " → " + ("error: " if result.is_error else "") + result.content[:400]
+        title = default_title(call.name, redact(dict(call.input)))
+        calls.append(f"<li>[{h(verdict)}] {v(title)}{v(outcome)}</li>")
+    audit = [
+        f"<tr><td>{h(e.get('ts'))}</td><td>{h(e.get('event'))}</td><td>{v(e.get('tool'))}</td>"
+        f"<td>{v(str(_outcome(e)))}</td><td>{v(e.get('note') or e.get('reason') or '')}</td>"
+        f"</tr>"
+        for e in trail
+    ]
+    dl = "".join(f"<dt>{k}</dt><dd>{val}</dd>" for k, val in rows)
+    body = (
+        f"<header><h1>park {h(state.id)}</h1><p><a href='/'>← inbox</a></p></header>"
+        f"<h2 class='title'>{v(state.approval.title)}</h2><dl>{dl}</dl>"
+        f"<h3>arguments</h3><pre class='arguments'>{h(args)}</pre>"
+        f"<h3>calls in the parked round</h3><ul>{''.join(calls)}</ul>"
+        f"<h3>audit trail</h3><table class='audit'><tr><th>when</th><th>event</th>"
+        f"<th>tool</th><th>outcome</th><th>note / reason</th></tr>{''.join(audit)}</table>"
+        f"<p class='ledger'>decided-park ledger: {h(', '.join(ledger) or 'no entry')}</p>"
+        f"<p>{len(state.messages)} messages in the conversation "
+        f"(<code>butler show {h(state.id)} --json</code> shows them all)</p>"
+    )
+    return layout(f"butler · park {state.id}", csrf, body)
+
+
+def _outcome(entry: dict[str, Any]) -> object:
+    event = entry.get("event")
+    if isinstance(event, str) and event in entry:
+        return entry[event]
+    return entry.get("outcome", "")

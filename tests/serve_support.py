@@ -1,0 +1,91 @@
+"""A real `butler serve` in a subprocess on 127.0.0.1 (a free port), and plain HTTP to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conftest import butler_exe
+
+
+@dataclass
+class Served:
+    proc: subprocess.Popen[str]
+    url: str  # the printed URL, token included
+    port: int
+    token: str
+    lines: list[str]
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(
+        self,
+        path: str,
+        *,
+        data: dict[str, str] | None = None,
+        token: str | None = "",
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, str]:
+        """(status, body). ``token`` "" means this server's; None sends none."""
+        sent = dict(headers or {})
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token or self.token}"
+        body = urllib.parse.urlencode(data).encode() if data is not None else None
+        req = urllib.request.Request(self.base + path, data=body, headers=sent)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as res:
+                return res.status, res.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    def csrf(self) -> str:
+        _, page = self.request("/")
+        found = re.search(r"name='csrf-token' content='([^']+)'", page)
+        assert found, page[:500]
+        return found.group(1)
+
+    def decide(self, park_id: str, decision: str, note: str = "") -> tuple[int, dict[str, Any]]:
+        status, body = self.request(
+            f"/park/{park_id}/decide",
+            data={"decision": decision, "note": note},
+            headers={"X-CSRF-Token": self.csrf()},
+        )
+        return status, json.loads(body)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> str:
+        """Signal the server and wait for it; the rest of its output."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        out, _ = self.proc.communicate(timeout=timeout)
+        return out
+
+
+def start_serve(home: Path, cwd: Path, *args: str, **env: str) -> Served:
+    proc = subprocess.Popen(
+        [butler_exe(), "serve", "--port", "0", *args],
+        cwd=cwd,
+        env={**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1", **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        found = re.search(r"(http://[^/\s]+:(\d+)/\?token=(\S+))", line)
+        if found:
+            return Served(proc, found.group(1), int(found.group(2)), found.group(3), lines)
+    proc.wait(timeout=10)
+    raise AssertionError(f"butler serve printed no URL: {''.join(lines)}")
