@@ -1,0 +1,177 @@
+"""The inbox in a real browser: Playwright driving Debian's chromium against a real
+`butler serve` on 127.0.0.1. One browser for the module; a fresh context (no cookies) each test.
+
+Set BUTLER_UPDATE_SCREENSHOTS=1 to write the README's screenshot to docs/inbox.png."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serve_support import Served, start_serve
+
+from conftest import call
+
+CHROMIUM = Path("/usr/bin/chromium")
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+ARGS = [
+    "--no-sandbox",  # the tests run as root
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+WAIT_MS = 10_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI must have chromium: .ci/run installs it (apt-get install chromium)")
+        pytest.skip("no /usr/bin/chromium: apt-get install -y chromium (CI installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def served(butler_home: Path, workdir: Path) -> Iterator[Served]:
+    s = start_serve(butler_home, workdir, "--no-scheduler")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def page(browser: Any, served: Served) -> Iterator[Any]:
+    """A page of a fresh context; every request it makes is recorded in ``page.seen``."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    context.set_default_timeout(WAIT_MS)
+    tab = context.new_page()
+    seen: list[str] = []
+    tab.on("request", lambda req: seen.append(req.url))
+    tab.seen = seen
+    yield tab
+    context.close()
+
+
+def park(butler: Any, script: Any, path: str, content: str) -> str:
+    turns = [
+        {"tool_calls": [call("write_file", "c1", path=path, content=content)]},
+        {"text": f"Wrote {path}."},
+    ]
+    ran = butler("run", "--model", script(*turns), f"write {path}", "--json")
+    assert ran.returncode == 3, ran.stderr
+    return str(json.loads(ran.stdout)["park_id"])
+
+
+def audit(home: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (home / "audit.jsonl").read_text().splitlines()]
+
+
+LONG = "Today\n" + "- a line of the plan\n" * 150 + "\x1b[2J\u202egnp.exe ; END-OF-CONTENT"
+
+
+def test_a_park_appears_live_shows_every_argument_and_is_approved_or_denied(
+    page: Any, served: Served, butler: Any, script: Any, workdir: Path, butler_home: Path
+) -> None:
+    page.goto(served.url)
+    assert "token" not in page.url  # the token went into a cookie; the address is clean
+    page.get_by_text("No parks awaiting a decision.").wait_for()
+
+    first = park(butler, script, "plan.txt", LONG)
+    second = park(butler, script, "notes.txt", "nothing much")
+    card = page.locator(f"#park-{first}")
+    card.wait_for()  # appears without a reload
+    page.locator(f"#park-{second}").wait_for()
+    assert page.locator("article.park").first.get_attribute("data-id") == second  # newest first
+
+    shown = card.locator("pre.arguments").inner_text()
+    assert "END-OF-CONTENT" in shown and shown.count("- a line of the plan") == 150  # whole
+    assert "\\u001b[2J" in shown and "<U+202E>" in shown  # neutralised as in the terminal
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert card.locator(".tool").inner_text() == "write_file"
+    assert "asking you first" in card.locator(".reason").inner_text()
+    assert card.locator(".task").inner_text() == "write plan.txt"
+
+    shot = DOCS / "inbox.png" if os.environ.get("BUTLER_UPDATE_SCREENSHOTS") else None
+    page.screenshot(path=str(shot or workdir.parent / "inbox.png"), full_page=False)
+
+    card.locator("button.approve").click()
+    page.locator("#flash .ok", has_text=f"park {first} approved").wait_for()
+    assert (workdir / "plan.txt").read_text() == LONG
+
+    other = page.locator(f"#park-{second}")
+    other.locator("input.note").fill("not today, thanks")
+    other.locator("button.deny").click()
+    page.locator("#flash .ok", has_text=f"park {second} denied").wait_for()
+    assert not (workdir / "notes.txt").exists()
+
+    page.locator("#outcomes .outcome.done", has_text="Wrote notes.txt.").wait_for()
+    page.get_by_text("No parks awaiting a decision.").wait_for()
+    decisions = {e["park"]: e for e in audit(butler_home) if e["event"] == "decision"}
+    assert decisions[first]["decision"] == "approve"
+    assert decisions[second]["decision"] == "deny"
+    assert decisions[second]["note"] == "not today, thanks"
+    shown_park = json.loads(butler("show", second, "--json").stdout)
+    assert shown_park["decision"] == {"approved": False, "note": "not today, thanks"}
+
+    # The park's page: what `butler show` shows, and its audit trail.
+    page.goto(f"{served.base}/park/{second}")
+    trail = page.locator("table.audit").inner_text()
+    assert "verdict" in trail and "decision" in trail and "not today, thanks" in trail
+    assert all(url.startswith(served.base) for url in page.seen), page.seen
+
+
+def test_two_tabs_and_the_terminal_decide_once(
+    page: Any, served: Served, butler: Any, script: Any, workdir: Path
+) -> None:
+    pid = park(butler, script, "once.txt", "one")
+    page.goto(served.url)
+    other = page.context.new_page()
+    other.goto(served.base + "/")
+    other.locator(f"#park-{pid}").wait_for()
+    # A tab left open from before: its view is stale (its refresh stopped), its card still there.
+    other.evaluate("() => { for (let i = 1; i < 10000; i++) clearInterval(i); }")
+    page.locator(f"#park-{pid} button.approve").click()
+    page.locator("#flash .ok", has_text=f"park {pid} approved").wait_for()
+    other.locator(f"#park-{pid} button.deny").click()  # its card is still on screen
+    other.locator("#flash .refused", has_text="already decided").wait_for()
+    assert butler("resume", pid, "--deny").returncode == 5
+    assert (workdir / "once.txt").read_text() == "one"
+
+
+def test_no_token_and_a_wrong_csrf_token_are_refused_in_the_browser(
+    browser: Any, page: Any, served: Served, butler: Any, script: Any, workdir: Path
+) -> None:
+    pid = park(butler, script, "guarded.txt", "x")
+    stranger = browser.new_context()
+    try:
+        tab = stranger.new_page()
+        response = tab.goto(served.base + "/")
+        assert response.status == 403 and "token" in tab.content()
+        assert pid not in tab.content()
+    finally:
+        stranger.close()
+    page.goto(served.url)
+    page.locator(f"#park-{pid}").wait_for()
+    status = page.evaluate(
+        """async (pid) => {
+            const body = new URLSearchParams({decision: "approve", csrf: "forged"});
+            const res = await fetch(`/park/${pid}/decide`,
+                {method: "POST", body, headers: {"X-CSRF-Token": "forged"}});
+            return res.status;
+        }""",
+        pid,
+    )
+    assert status == 403
+    assert not (workdir / "guarded.txt").exists()
+    assert [p["id"] for p in json.loads(butler("pending", "--json").stdout)] == [pid]
