@@ -119,12 +119,10 @@ def get(
     if json_out:
         render.print_json({"key": found.key, "value": found.value, "source": found.source})
         return
-    shown = "(not set)" if found.value is None else found.value
-    print(
-        f"{found.key} = {shown!r}  ({found.source})"
-        if found.value is not None
-        else f"{found.key} {shown}  ({found.source})"
-    )
+    if found.value is None:
+        print(f"{found.key} is not set (no flag, variable, file entry or default)")
+    else:
+        print(f"{found.key} = {found.value!r}  ({found.source})")
 
 
 @app.command("edit")
