@@ -4,12 +4,14 @@ keys, and never found in a park, the audit, a child's environment or any output.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 from conftest import call, json_lines, tool_results
 from fake_llm import FakeLLM, Reply, anthropic_stream
@@ -168,3 +170,19 @@ def test_a_locked_keyring_is_one_line_not_a_traceback(butler, fake, user_home, t
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "system keyring could not read ANTHROPIC_API_KEY" in r.stderr
     assert fake.requests == []
+
+
+def test_a_key_typed_at_the_terminal_is_not_echoed(butler, butler_home, workdir, user_home):
+    from conftest import spawn_butler
+
+    child = spawn_butler(["keys", "set", "OPENAI_API_KEY"], butler_home, workdir, **user_home)
+    child.logfile_read = transcript = io.StringIO()  # everything the terminal showed
+    child.expect("not shown")
+    child.sendline(CANARY)
+    child.expect("OPENAI_API_KEY stored in")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "stored in" in transcript.getvalue() and CANARY not in transcript.getvalue()
+    listed = butler("keys", "list", env=user_home)
+    assert listed.stdout.split() == ["OPENAI_API_KEY"]
