@@ -296,12 +296,15 @@ class Butler:
         task: str,
         observer: LoopObserver | None = None,
         history: Sequence[Message] = (),
+        prompt: str | None = None,
     ) -> TaskReport:
-        """Run one task; ``history`` is the conversation so far (chat), empty for `run`."""
+        """Run one task; ``history`` is the conversation so far (chat), empty for `run`.
+        ``prompt`` is what the model is sent for it when that is more than the task's words
+        (attached context); the park and the report keep the task as the person typed it."""
         outcome = run_loop(
             self.provider,
             self.toolbox,
-            [*history, Message.user_text(task)],
+            [*history, Message.user_text(task if prompt is None else prompt)],
             self.config,
             self._park_sink(task, None),
             self._observers(observer),
@@ -327,13 +330,18 @@ class Butler:
 
 
 def run_tasks(
-    tasks: Sequence[str], opts: RunOptions, observer_for: ObserverFactory | None = None
+    tasks: Sequence[str],
+    opts: RunOptions,
+    observer_for: ObserverFactory | None = None,
+    prompt_for: Callable[[str], str] | None = None,
 ) -> Iterator[TaskReport]:
-    """Build once (a bad model or policy fails before any task), then run each task in order."""
+    """Build once (a bad model or policy fails before any task), then run each task in order;
+    ``prompt_for`` turns a task into what the model is sent (the task with its context)."""
     butler = Butler.build(opts)
     for i, task in enumerate(tasks):
         observer = observer_for(i, task) if observer_for is not None else None
-        yield butler.run_task(task, observer)
+        prompt = prompt_for(task) if prompt_for is not None else None
+        yield butler.run_task(task, observer, prompt=prompt)
 
 
 def resume_park(

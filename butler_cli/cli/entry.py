@@ -8,7 +8,13 @@ through the typer app.
 from __future__ import annotations
 
 import errno
+import os
 import sys
+import time
+
+_STARTED = time.perf_counter()
+#: Set by a shell's completion script: the request goes to the typer app, never the chat.
+COMPLETE_VAR = "_BUTLER_COMPLETE"
 
 _FAST = {(): None, ("chat",): None, ("demo",): "demo"}
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -17,10 +23,17 @@ _STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.
 def main() -> None:
     from butler_cli.core.errors import ButlerError
 
+    argv = tuple(sys.argv[1:])
+    as_json = _wants_json(argv)
     try:
-        argv = tuple(sys.argv[1:])
-        if argv in _FAST:
+        if argv in (("--version",), ("-V",)):
+            from butler_cli import __version__
+
+            print(f"butler {__version__}")
+        elif argv in _FAST and COMPLETE_VAR not in os.environ:
             _chat(_FAST[argv])
+        elif as_json:
+            _app_reporting_usage_as_json()
         else:
             from butler_cli.cli.main import app
 
@@ -29,6 +42,8 @@ def main() -> None:
         from butler_cli.tools.redact import mask_text
         from butler_cli.ui.text import visible
 
+        if as_json:
+            _json_error(exc.code, mask_text(exc.message), int(exc.exit_code))
         print(f"butler: {visible(mask_text(exc.message))}", file=sys.stderr)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
@@ -52,3 +67,43 @@ def _chat(kind: str | None) -> None:
         start_chat(demo_model(), banner=DEMO_BANNER)
     else:
         start_chat(None)
+
+
+def _wants_json(argv: tuple[str, ...]) -> bool:
+    """Whether the command line asks for JSON (``--json``, ``--output json|stream-json``): then
+    an error is also one JSON object on stdout, so a script reading it is never left empty."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return False
+        if arg == "--json" or arg in ("--output=json", "--output=stream-json"):
+            return True
+        if arg == "--output" and argv[i + 1 : i + 2] in (("json",), ("stream-json",)):
+            return True
+    return False
+
+
+def _json_error(code: str, message: str, exit_code: int) -> None:
+    from butler_cli.app.events import error_event, json_line
+
+    elapsed = (time.perf_counter() - _STARTED) * 1000
+    sys.stdout.write(json_line(error_event(code, message, exit_code, None, elapsed)))
+    sys.stdout.flush()
+
+
+def _app_reporting_usage_as_json() -> None:
+    """The typer app, with click's own usage errors (an unknown option, a bad value) turned
+    into the same JSON error object as the butler's."""
+    import click
+
+    from butler_cli.cli.main import app
+
+    try:
+        code = app(standalone_mode=False)
+    except click.ClickException as exc:
+        _json_error("usage", exc.format_message(), exc.exit_code)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        print("butler: aborted", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

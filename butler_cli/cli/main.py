@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from butler_cli.cli import chat, config, doctor, mcp, memory, parks, policy, resume, run, tools
+from butler_cli.cli import (
+    chat,
+    completion,
+    config,
+    doctor,
+    mcp,
+    memory,
+    parks,
+    policy,
+    resume,
+    run,
+    tools,
+)
 from butler_cli.cli import keys as keys_cmd
 from butler_cli.cli import models as models_cmd
 from butler_cli.cli import schedule as schedule_cmd
-from butler_cli.cli import serve as serve_cmd
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -21,7 +34,7 @@ app = typer.Typer(
     name="butler",
     help=HELP,
     invoke_without_command=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion
     pretty_exceptions_enable=False,  # tracebacks with locals can print API keys
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,
@@ -34,7 +47,7 @@ app.command("resume")(resume.resume)
 app.command("pending")(parks.pending)
 app.command("show")(parks.show)
 app.command("doctor")(doctor.doctor)
-app.command("serve")(serve_cmd.serve)
+app.command("completion")(completion.completion)
 app.add_typer(memory.app, name="memory")
 app.add_typer(policy.app, name="policy")
 app.add_typer(config.app, name="config")
@@ -45,8 +58,24 @@ app.add_typer(keys_cmd.app, name="keys")
 app.command("models")(models_cmd.models)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from butler_cli import __version__
+
+        typer.echo(f"butler {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root(ctx: typer.Context) -> None:
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
     """Plain `butler` opens the chat."""
     if ctx.invoked_subcommand is None:
         chat.chat()

@@ -68,6 +68,38 @@ Profile = Annotated[
         show_default=False,
     ),
 ]
+Output = Annotated[
+    str | None,
+    typer.Option(
+        "--output",
+        help="text (the default), json (one object per task when it ends) or stream-json (one "
+        "event per line as things happen). See docs/output.md.",
+        show_default=False,
+        metavar="text|json|stream-json",
+        autocompletion=lambda: ["text", "json", "stream-json"],
+    ),
+]
+Files = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--file",
+        "-f",
+        help="Attach a text file as context for every task (repeatable; cut at 64 KiB).",
+        show_default=False,
+    ),
+]
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+def output_format(output: str | None, json_out: bool) -> str:
+    """The output chosen with ``--output``, or ``--json`` (its alias for ``json``)."""
+    from butler_cli.core.errors import UsageError
+
+    if output is not None and output not in OUTPUT_FORMATS:
+        raise UsageError(f"--output must be one of {', '.join(OUTPUT_FORMATS)}, not {output!r}")
+    if json_out and output not in (None, "json"):
+        raise UsageError(f"--json means --output json; it cannot go with --output {output}")
+    return "json" if json_out else output or "text"
 
 
 ModelOption = Annotated[

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.cli.completion import any_park_ids
 from butler_cli.cli.options import Json
 
 
@@ -27,7 +28,12 @@ def pending(json_out: Json = False) -> None:
 
 
 def show(
-    park_id: Annotated[str, typer.Argument(metavar="ID", help="Park id or a unique prefix.")],
+    park_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="ID", help="Park id or a unique prefix.", autocompletion=any_park_ids
+        ),
+    ],
     json_out: Json = False,
 ) -> None:
     """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""

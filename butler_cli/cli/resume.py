@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,12 +12,14 @@ import typer
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
 
+from butler_cli.cli.completion import park_ids
 from butler_cli.cli.options import (
     BaseUrl,
     Json,
     MaxRounds,
     Model,
     ModelOption,
+    Output,
     Policy,
     PolicyFile,
     Profile,
@@ -27,7 +30,10 @@ from butler_cli.cli.options import (
 
 
 def resume(
-    park_id: Annotated[str, typer.Argument(metavar="ID", help="Park id or a unique prefix.")],
+    park_id: Annotated[
+        str,
+        typer.Argument(metavar="ID", help="Park id or a unique prefix.", autocompletion=park_ids),
+    ],
     approve: Annotated[bool, typer.Option("--approve", help="Run the parked action.")] = False,
     deny: Annotated[bool, typer.Option("--deny", help="Do not run it; the model is told.")] = False,
     note: Annotated[
@@ -43,6 +49,7 @@ def resume(
     base_url: BaseUrl = None,
     option: ModelOption = None,
     json_out: Json = False,
+    output: Output = None,
 ) -> None:
     """Record your decision on a parked task, then continue it (same output as `run`).
 
@@ -52,28 +59,29 @@ def resume(
     from butler_cli.app.butler import load_park, resume_park
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
-    from butler_cli.cli import render
+    from butler_cli.cli.options import output_format
+    from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError
-    from butler_cli.ui.progress import Progress
 
+    started = time.perf_counter()
+    fmt = output_format(output, json_out)
     if approve and deny:
         raise UsageError("choose one of --approve and --deny")
     decision: bool | None = True if approve else False if deny else None
-    if decision is None:
-        state = load_park(park_id)
-        # A decided park needs no new decision: resuming it recovers a crashed run.
-        if state.status == "pending":
-            if not (sys.stdin.isatty() and sys.stdout.isatty()):
-                raise UsageError(
-                    f"no decision given: butler resume {park_id} --approve (or --deny); "
-                    "nothing was changed"
-                )
-            decision, note = _ask(state, note)
+    state = load_park(park_id)
+    # A decided park needs no new decision: resuming it recovers a crashed run.
+    if decision is None and state.status == "pending":
+        if fmt != "text" or not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise UsageError(
+                f"no decision given: butler resume {park_id} --approve (or --deny); "
+                "nothing was changed"
+            )
+        decision, note = _ask(state, note)
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     opts = replace(opts, model_options=model_options(option))
-    observer = None if json_out else Progress(render.err())
-    rep = resume_park(park_id, decision, note, opts, observer)
-    render.report(rep, json_out)
+    printer = Printer(fmt, started, 1, resumed=state.id)
+    rep = resume_park(park_id, decision, note, opts, printer.observer_for(0, state.context.task))
+    printer.report(rep)
     raise typer.Exit(int(exit_code_for([rep])))
 
 

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import secrets
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from butler_cli.cli.options import (
     BaseUrl,
+    Files,
     Json,
     MaxRounds,
     Model,
     ModelOption,
+    Output,
     Policy,
     PolicyFile,
     Profile,
@@ -23,12 +27,17 @@ from butler_cli.cli.options import (
     model_options,
 )
 
+if TYPE_CHECKING:
+    from butler_cli.app.attach import Attachment
+
 
 def run(
     tasks: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Tasks, each its own conversation (quote a task with spaces).", show_default=False
+            help="Tasks, each its own conversation (quote a task with spaces). A lone - reads "
+            "tasks from standard input, one a line.",
+            show_default=False,
         ),
     ] = None,
     tasks_file: Annotated[
@@ -40,6 +49,7 @@ def run(
             show_default=False,
         ),
     ] = None,
+    files: Files = None,
     model: Model = None,
     policy: Policy = None,
     max_rounds: MaxRounds = None,
@@ -50,32 +60,47 @@ def run(
     base_url: BaseUrl = None,
     option: ModelOption = None,
     json_out: Json = False,
+    output: Output = None,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
-    prints its id and `butler resume ID`, and the batch goes on with the next task."""
+    prints its id and `butler resume ID`, and the batch goes on with the next task.
+
+    Piped standard input (`cat notes.md | butler run "summarize"`) and every --file are given
+    to each task as context, each cut at 64 KiB with a note saying so."""
+    from butler_cli.app.attach import compose, file_attachment, piped_stdin
     from butler_cli.app.butler import run_tasks
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli import render
+    from butler_cli.cli.options import output_format
+    from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError
-    from butler_cli.ui.progress import Progress
 
-    all_tasks = list(tasks or []) + (_read_tasks(tasks_file) if tasks_file else [])
+    started = time.perf_counter()
+    fmt = output_format(output, json_out)
+    all_tasks = _gather_tasks(list(tasks or []), tasks_file)
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
+    attachments = [file_attachment(path) for path in files or []]
+    stdin_is_tasks = tasks_file == "-" or "-" in (tasks or [])
+    piped = None if stdin_is_tasks else piped_stdin(sys.stdin.buffer if sys.stdin else None)
+    if piped is not None:
+        attachments.insert(0, piped)
+    for item in attachments:
+        if item.cut:
+            name = "standard input" if item.source == "stdin" else item.source
+            render.warn(f"{name} {item.cut_note()}; the model sees only the first part")
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     opts = replace(opts, model_options=model_options(option))
-    console = render.err()
+    printer = Printer(fmt, started, len(all_tasks), _described(attachments))
+    token = secrets.token_hex(6)  # one fence token for the whole batch
 
-    def observer_for(i: int, task: str) -> Progress | None:
-        if json_out:
-            return None
-        render.task_header(console, i, len(all_tasks), task)
-        return Progress(console)
+    def prompt(task: str) -> str:
+        return compose(task, attachments, token)
 
     reports = []
-    for rep in run_tasks(all_tasks, opts, observer_for):
-        render.report(rep, json_out)
+    for rep in run_tasks(all_tasks, opts, printer.observer_for, prompt if attachments else None):
+        printer.report(rep)
         reports.append(rep)
     raise typer.Exit(int(exit_code_for(reports)))
 
@@ -89,4 +114,28 @@ def _read_tasks(source: str) -> list[str]:
         raise UsageError(f"cannot read tasks file {source}: {exc}") from exc
     return [
         ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+
+
+def _gather_tasks(given: list[str], tasks_file: str | None) -> list[str]:
+    """The tasks named, in order; a lone ``-`` stands for the tasks on standard input."""
+    from butler_cli.core.errors import UsageError
+
+    dashes = given.count("-")
+    if dashes and (dashes > 1 or tasks_file == "-"):
+        raise UsageError("standard input can be read only once: give - a single time")
+    if dashes and (sys.stdin is None or sys.stdin.isatty()):
+        raise UsageError(
+            "- reads tasks from standard input, which is a terminal here: pipe tasks in "
+            '(printf "task\\n" | butler run -) or quote the task'
+        )
+    found: list[str] = []
+    for task in given:
+        found.extend(_read_tasks("-") if task == "-" else [task])
+    return found + (_read_tasks(tasks_file) if tasks_file else [])
+
+
+def _described(attachments: list[Attachment]) -> list[dict[str, object]]:
+    return [
+        {"source": a.source, "bytes": a.size, "kept": a.kept, "cut": a.cut} for a in attachments
     ]

@@ -1,0 +1,64 @@
+"""Shell completion: ``butler completion SHELL`` prints the script, and the values completed for
+arguments that name things on disk (park ids).
+
+The scripts are typer's: the shell runs ``butler`` again with ``_BUTLER_COMPLETE`` set, and the
+entry point sends that to the typer app, never to the chat.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+def completion(
+    shell: Annotated[
+        str,
+        typer.Argument(
+            metavar="SHELL",
+            help="bash, zsh or fish.",
+            autocompletion=lambda: list(SHELLS),
+            show_default=False,
+        ),
+    ],
+) -> None:
+    """Print the completion script for SHELL. Load it now with
+    `eval "$(butler completion bash)"` (zsh alike; fish: `butler completion fish | source`),
+    or let `butler --install-completion` add it to your shell's start-up file."""
+    from typer._completion_shared import get_completion_script
+
+    from butler_cli.cli.entry import COMPLETE_VAR
+    from butler_cli.core.errors import UsageError
+
+    if shell not in SHELLS:
+        raise UsageError(f"no completion for {shell!r}: choose one of {', '.join(SHELLS)}")
+    typer.echo(get_completion_script(prog_name="butler", complete_var=COMPLETE_VAR, shell=shell))
+
+
+def park_ids(incomplete: str) -> list[str]:
+    """Ids of parks awaiting a decision that start with what is typed (file names only: fast,
+    and nothing of a park's content reaches the shell)."""
+    return _ids(incomplete, done=False)
+
+
+def any_park_ids(incomplete: str) -> list[str]:
+    """Ids of every park, decided ones too (for ``butler show``)."""
+    return _ids(incomplete, done=True)
+
+
+def _ids(incomplete: str, *, done: bool) -> list[str]:
+    from butler_cli.store.files import butler_home
+
+    parks = butler_home() / "parks"
+    folders = [parks, parks / "done"] if done else [parks]
+    found: set[str] = set()
+    for folder in folders:
+        try:
+            names = [p.name for p in folder.iterdir()]
+        except OSError:
+            continue
+        found.update(n[: -len(".json")] for n in names if n.endswith(".json"))
+    return sorted(i for i in found if i.startswith(incomplete) and i.isalnum())
