@@ -54,6 +54,35 @@ def test_the_anthropic_request_body_caches_tools_memory_and_system(fake, butler)
     assert all(set(t) == {"name", "description", "input_schema"} for t in rest)
     usage = json_lines(r.stdout)[0]["usage"][0]
     assert usage["cache_read_tokens"] == 1500 and usage["cache_write_tokens"] == 300
+    # the whole body, exactly: the same task through Chat Completions gives the same system
+    # text and tools, which the Anthropic body must carry with its three breakpoints
+    fake.replies = [Reply(events=openai_stream("hello"))]
+    flags = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1", "--system", "Be brief."]
+    assert butler("run", *flags, "hi", env={"OPENAI_API_KEY": KEY}).returncode == 0
+    other = fake.requests[1]["body"]
+    system_text = other["messages"][0]["content"]
+    cut = system_text.index(CLOSE) + len(CLOSE)
+    cache = {"type": "ephemeral"}
+    tools = [
+        {
+            "name": t["function"]["name"],
+            "description": t["function"]["description"],
+            "input_schema": t["function"]["parameters"],
+        }
+        for t in other["tools"]
+    ]
+    tools[-1]["cache_control"] = cache
+    assert body == {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 64000,
+        "stream": True,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        "system": [
+            {"type": "text", "text": system_text[:cut], "cache_control": cache},
+            {"type": "text", "text": system_text[cut:], "cache_control": cache},
+        ],
+        "tools": tools,
+    }
 
 
 def test_a_reply_cut_at_max_tokens_says_so(fake, butler) -> None:
