@@ -91,7 +91,7 @@ def test_a_reply_cut_at_max_tokens_says_so(fake, butler) -> None:
         Reply(events=anthropic_stream("Short again", stop="max_tokens")),
     ]
     flags = ["--model", "anthropic:claude-test", "--base-url", fake.url]
-    r = butler("run", *flags, "-o", "max_tokens=5", "write a lot", "--json", env=ANTHROPIC)
+    r = butler("run", *flags, "-o", "max_tokens", "5", "write a lot", "--json", env=ANTHROPIC)
     assert r.returncode == 0, r.stderr
     assert fake.requests[0]["body"]["max_tokens"] == 5
     [rep] = json_lines(r.stdout)
@@ -114,7 +114,8 @@ def test_model_options_are_checked_sent_and_kept_for_the_resume(fake, butler, wo
     ]
     flags = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
     env = {"OPENAI_API_KEY": KEY}
-    r = butler("run", *flags, "-o", "temperature=0.25", "-o", "max_tokens=300", "go", env=env)
+    # both spellings: -o KEY VALUE and -o KEY=VALUE
+    r = butler("run", *flags, "-o", "temperature", "0.25", "-o", "max_tokens=300", "go", env=env)
     assert r.returncode == 3, r.stderr
     first = fake.requests[0]["body"]
     assert first["temperature"] == 0.25 and first["max_completion_tokens"] == 300
@@ -137,12 +138,13 @@ def test_model_options_are_checked_sent_and_kept_for_the_resume(fake, butler, wo
         ("max_tokens=1.5", "whole number"),
         ("colour=blue", "unknown model option 'colour'"),
         ("top_k=5", "openai does not take the model option 'top_k'"),
-        ("temperature", "KEY=VALUE"),
+        ("temperature hot", "must be a number"),
+        ("top_k 5", "openai does not take the model option 'top_k'"),
     ],
 )
 def test_bad_model_options_are_usage_errors_before_anything_runs(option, needle, fake, butler):
     flags = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
-    r = butler("run", *flags, "-o", option, "hi", env={"OPENAI_API_KEY": KEY})
+    r = butler("run", *flags, "-o", *option.split(" "), "hi", env={"OPENAI_API_KEY": KEY})
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert fake.requests == []
 
@@ -169,7 +171,15 @@ def test_the_chat_takes_model_options_too(fake, butler_home, workdir) -> None:
     from conftest import spawn_butler
 
     fake.replies = [Reply(events=openai_stream("warm answer"))]
-    flags = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1", "-o", "temperature=1.5"]
+    flags = [
+        "--model",
+        "openai:gpt-test",
+        "--base-url",
+        fake.url + "/v1",
+        "-o",
+        "temperature",
+        "1.5",
+    ]
     child = spawn_butler(["chat", *flags], butler_home, workdir, OPENAI_API_KEY=KEY)
     child.expect("you ›")
     child.sendline("hi")
@@ -178,3 +188,10 @@ def test_the_chat_takes_model_options_too(fake, butler_home, workdir) -> None:
     child.sendcontrol("d")
     child.expect("Goodbye")
     assert fake.requests[0]["body"]["temperature"] == 1.5
+
+
+def test_a_lone_option_word_is_a_usage_error_and_runs_nothing(fake, butler) -> None:
+    flags = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
+    r = butler("run", *flags, "hi", "-o", "temperature", env={"OPENAI_API_KEY": KEY})
+    assert r.returncode == 2 and "-o takes KEY VALUE" in r.stderr
+    assert fake.requests == []

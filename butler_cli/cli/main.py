@@ -22,6 +22,7 @@ from butler_cli.cli import (
 from butler_cli.cli import keys as keys_cmd
 from butler_cli.cli import models as models_cmd
 from butler_cli.cli import schedule as schedule_cmd
+from butler_cli.cli.option_pairs import PairedOptions
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -40,10 +41,10 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.command("chat")(chat.chat)
+app.command("chat", cls=PairedOptions)(chat.chat)
 app.command("demo")(chat.demo)
-app.command("run")(run.run)
-app.command("resume")(resume.resume)
+app.command("run", cls=PairedOptions)(run.run)
+app.command("resume", cls=PairedOptions)(resume.resume)
 app.command("pending")(parks.pending)
 app.command("show")(parks.show)
 app.command("doctor")(doctor.doctor)

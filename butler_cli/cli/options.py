@@ -107,8 +107,8 @@ ModelOption = Annotated[
     typer.Option(
         "--option",
         "-o",
-        help="A model option as KEY=VALUE, repeatable: temperature, top_p, top_k, max_tokens, "
-        "seed (checked; recorded in parks, so a resume uses the same).",
+        help="A model option, -o KEY VALUE (or KEY=VALUE), repeatable: temperature, top_p, "
+        "top_k, max_tokens, seed (checked; recorded in parks, so a resume uses the same).",
         show_default=False,
     ),
 ]
@@ -125,6 +125,6 @@ def model_options(given: list[str] | None) -> dict[str, int | float] | None:
     for item in given:
         key, sep, value = item.partition("=")
         if not sep:
-            raise UsageError(f"-o takes KEY=VALUE (e.g. -o temperature=0.2), not {item!r}")
+            raise UsageError(f"-o takes KEY VALUE (e.g. -o temperature 0.2), not {item!r}")
         pairs.append((key.strip(), value.strip()))
     return parse_options(pairs)
