@@ -203,3 +203,21 @@ def test_streaming_provider_sends_text_as_deltas(butler) -> None:
     deltas = [e["delta"] for e in events if e["type"] == "text"]
     assert len(deltas) == 2 and "".join(deltas) == "Here is the answer."
     assert events[-1]["usage"][0]["input_tokens"] == 11
+
+
+def test_resume_under_json_output_never_asks(butler, script, butler_home) -> None:
+    from conftest import spawn_butler
+
+    model = script({"tool_calls": [call("write_file", "w1", path="p.txt", content="x")]})
+    assert butler("run", "--model", model, "park it").returncode == 3
+    [park] = json.loads(butler("pending", "--json").stdout)
+    # even on a terminal, where text output would ask: the question must not enter the stream
+    child = spawn_butler(
+        ["resume", park["id"], "--output", "stream-json"], butler_home, butler_home.parent
+    )
+    child.expect(__import__("pexpect").EOF)
+    child.close()
+    assert child.exitstatus == 2
+    [error] = checked(child.before.split("butler: ")[0].replace("\r\n", "\n"))
+    assert error["type"] == "error" and "no decision given" in error["message"]
+    assert json.loads(butler("pending", "--json").stdout)[0]["id"] == park["id"]
