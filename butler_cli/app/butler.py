@@ -311,6 +311,41 @@ class Butler:
         )
         return self._finish(task, outcome)
 
+    def close(self) -> None:
+        """Stop the MCP servers and close the memory database (safe to call twice)."""
+        if self.mcp is not None:
+            self.mcp.close()
+            self.mcp = None
+        self.memory.close()
+
+    def __enter__(self) -> Butler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def made(self, state: ParkState) -> bool:
+        """Whether this butler is the one the park was made with (same model, policy, folder,
+        profile, persona and rounds): then it continues the park itself."""
+        mine = self.context(state.context.task)
+        fields = ("model", "policy", "cwd", "profile", "policy_file", "base_url", "system")
+        same = all(getattr(mine, f) == getattr(state.context, f) for f in fields)
+        return same and mine.max_rounds == state.context.max_rounds
+
+    def resume(
+        self,
+        park_id: str,
+        approved: bool | None,
+        note: str | None,
+        observer: LoopObserver | None = None,
+    ) -> TaskReport:
+        """Decide, then continue — on this butler, under the park's lock the whole time, so a
+        second decider (another process, another tab) waits for nothing and is refused."""
+        with self.store.lock(park_id):
+            state = self.store.load(park_id)
+            decision = record_decision(self.store, self.audit, state, approved, note)
+            return self.continue_park(state, decision, observer)
+
     def continue_park(
         self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
     ) -> TaskReport:
@@ -350,9 +385,9 @@ def resume_park(
     note: str | None,
     opts: RunOptions,
     observer: LoopObserver | None = None,
-    grants: GrantBook | None = None,
 ) -> TaskReport:
-    """Record a decision (exactly once, under the park's lock) and continue the task.
+    """`butler resume`: one butler built for the park's own context, which records the
+    decision and continues the task (see :meth:`Butler.resume`), then is closed.
 
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
@@ -360,39 +395,60 @@ def resume_park(
     home = butler_home()
     store = ParkStore(home)
     park_id = store.resolve_id(given_id)
-    with store.lock(park_id):
-        state = store.load(park_id)
-        ledger = DecisionLedger(home)
-        events = ledger.events_for(park_id)
-        _check_ledger(state, events)
-        decision = _decision_for(state, approved, note)
-        opts = opts.over(state.context)
-        same_memory = (opts.profile or DEFAULT_PROFILE) == state.context.profile
-        butler = Butler.build(
-            opts,
-            cwd=Path(state.context.cwd),
-            home=home,
-            grants=grants,
-            recorded_block=state.context.memory_block if same_memory else None,
+    state = store.load(park_id)
+    # Checked again under the lock; here so a finished park is refused before a model loads.
+    _check_ledger(state, DecisionLedger(home).events_for(park_id))
+    _decision_for(state, approved, note)
+    with butler_for_park(state, opts, home) as butler:
+        return butler.resume(park_id, approved, note, observer)
+
+
+def butler_for_park(
+    state: ParkState, opts: RunOptions, home: Path, grants: GrantBook | None = None
+) -> Butler:
+    """A butler made as the park's was (its model, policy, folder, profile; flags win) that
+    sends the memory block the park was sent, so the model sees the same system prompt."""
+    opts = opts.over(state.context)
+    same_memory = (opts.profile or DEFAULT_PROFILE) == state.context.profile
+    return Butler.build(
+        opts,
+        cwd=Path(state.context.cwd),
+        home=home,
+        grants=grants,
+        recorded_block=state.context.memory_block if same_memory else None,
+    )
+
+
+def record_decision(
+    store: ParkStore, audit: AuditLog, state: ParkState, approved: bool | None, note: str | None
+) -> Decision:
+    """Record a person's decision exactly once; call it holding the park's lock.
+
+    The decided-park ledger is checked first (a park file put back is refused); a pending park
+    becomes decided on disk, then in the ledger, then in the audit log — all before anything
+    runs. A decided one (a crash mid-way) keeps its recorded decision."""
+    ledger = DecisionLedger(store.home)
+    events = ledger.events_for(state.id)
+    _check_ledger(state, events)
+    decision = _decision_for(state, approved, note)
+    if state.status == "pending":
+        state.status = "decided"
+        state.decision = decision
+        state.decided_at = now_iso()
+        store.save(state)  # the decision is durable before anything runs
+        ledger.record(state.id, "decided")  # ...and so is the ledger's line
+        audit.record(
+            "decision",
+            park=state.id,
+            tool=state.approval.tool,
+            args=state.approved_arguments(),
+            outcome="approve" if decision.approved else "deny",
+            text=decision.note,
         )
-        if state.status == "pending":
-            state.status = "decided"
-            state.decision = decision
-            state.decided_at = now_iso()
-            store.save(state)  # the decision is durable before anything runs
-            ledger.record(park_id, "decided")  # ...and so is the ledger's line
-            butler.audit.record(
-                "decision",
-                park=park_id,
-                tool=state.approval.tool,
-                args=state.approved_arguments(),
-                outcome="approve" if decision.approved else "deny",
-                text=decision.note,
-            )
-            crash_point("decision-written")
-        elif "decided" not in events:  # the ledger line was lost with a crash or a full disk
-            ledger.record(park_id, "decided")
-        return butler.continue_park(state, decision, observer)
+        crash_point("decision-written")
+    elif "decided" not in events:  # the ledger line was lost with a crash or a full disk
+        ledger.record(state.id, "decided")
+    return decision
 
 
 def load_park(given_id: str) -> ParkState:

@@ -1,8 +1,9 @@
 """A chat conversation: turns that carry on, parks decided inline through the resume path.
 
 Terminal-free: the REPL supplies an ``ask`` callback that shows a park to a person and
-returns their answer (or None for "later"). Deciding goes through :func:`resume_park`, the
-same exactly-once path as `butler resume`, so a park decided here cannot be decided again.
+returns their answer (or None for "later"). Deciding goes through :meth:`Butler.resume`, the
+same exactly-once path as `butler resume`, so a park decided here cannot be decided again; the
+session's own butler continues the task (one butler per session).
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ class Conversation:
             self.messages = report.messages
         return report
 
+    def resume(
+        self,
+        park_id: str,
+        approved: bool | None,
+        note: str | None,
+        observer: LoopObserver | None = None,
+    ) -> TaskReport:
+        """Decide a park and continue it: on this session's butler when it made the park (so
+        the memory block, the grants and the MCP servers stay the ones in use), else on a
+        butler made for that park alone, closed afterwards."""
+        if self.butler.made(load_park(park_id)):
+            return self.butler.resume(park_id, approved, note, observer)
+        return resume_park(park_id, approved, note, self.opts, observer)
+
     def decide(
         self, report: TaskReport, ask: Ask, observer: LoopObserver | None = None
     ) -> TaskReport:
@@ -72,7 +87,5 @@ class Conversation:
                     scope="exact" if grant.exact is not None else grant.scope_keys(),
                     args=load_park(report.park_id).approved_arguments(),
                 )
-            report = resume_park(
-                report.park_id, answer.approved, answer.note, self.opts, observer, self.grants
-            )
+            report = self.resume(report.park_id, answer.approved, answer.note, observer)
         return report

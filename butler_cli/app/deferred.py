@@ -32,6 +32,11 @@ class Deferred(Generic[T]):
     def started(self) -> bool:
         return self._thread is not None
 
+    @property
+    def finished(self) -> bool:
+        """The work ran to its end (with a result or an error): get() would not wait."""
+        return self._thread is not None and not self._thread.is_alive()
+
     def _run(self) -> None:
         try:
             self._result = self._work()

@@ -7,6 +7,7 @@ thread while the person types, and collected on first use.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from butler_cli.app.deferred import Deferred
@@ -106,6 +107,9 @@ class ChatRepl:
             else:
                 self.turn(line)
         self.consolidate_if_due()
+        if self._ready.finished:  # still building: it dies with the process, unwaited for
+            with contextlib.suppress(ButlerError):  # it never built: nothing to close
+                self.butler.close()  # the session's MCP servers and memory database
         self.console.print("Goodbye.")
 
     def _start_build(self, _app: object) -> None:
@@ -150,7 +154,7 @@ class ChatRepl:
 
     def resume(self, given_id: str) -> None:
         """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
-        from butler_cli.app.butler import load_park, resume_park
+        from butler_cli.app.butler import load_park
         from butler_cli.app.report import TaskReport
 
         try:
@@ -158,7 +162,7 @@ class ChatRepl:
             if state.status == "pending":
                 report = TaskReport(task=state.context.task, status="parked", park_id=state.id)
             else:  # decided but unfinished: recover; finished: refused with a clear line
-                report = resume_park(state.id, None, None, self.conversation.opts, self.progress)
+                report = self.conversation.resume(state.id, None, None, self.progress)
             report = self.conversation.decide(report, self.ask, self.progress)
         except ButlerError as exc:
             self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
