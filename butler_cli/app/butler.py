@@ -285,9 +285,7 @@ class Butler:
 
         return sink
 
-    def _observers(
-        self, observer: LoopObserver | None, resumed: str | None = None
-    ) -> LoopObserver:
+    def _observers(self, observer: LoopObserver | None, resumed: str | None = None) -> LoopObserver:
         audit = AuditObserver(self.audit, resumed)
         return Observers(audit, observer) if observer is not None else audit
 
@@ -372,11 +370,11 @@ def run_tasks(
 ) -> Iterator[TaskReport]:
     """Build once (a bad model or policy fails before any task), then run each task in order;
     ``prompt_for`` turns a task into what the model is sent (the task with its context)."""
-    butler = Butler.build(opts)
-    for i, task in enumerate(tasks):
-        observer = observer_for(i, task) if observer_for is not None else None
-        prompt = prompt_for(task) if prompt_for is not None else None
-        yield butler.run_task(task, observer, prompt=prompt)
+    with Butler.build(opts) as butler:
+        for i, task in enumerate(tasks):
+            observer = observer_for(i, task) if observer_for is not None else None
+            prompt = prompt_for(task) if prompt_for is not None else None
+            yield butler.run_task(task, observer, prompt=prompt)
 
 
 def resume_park(
