@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_support import Served, start_serve
-
 from conftest import call
+from serve_support import Served, start_serve
 
 CHROMIUM = Path("/usr/bin/chromium")
 DOCS = Path(__file__).resolve().parent.parent / "docs"

@@ -52,40 +52,62 @@ def _active_ids(store: ParkStore) -> list[str]:
     return sorted(n for n in names if len(n) == ID_LENGTH and set(n) <= _ALPHABET)
 
 
+#: A park file read once is not read again while its inode, size and time stay the same (a
+#: park file is replaced whole, by a rename, on every change): the page refreshes cheaply.
+_seen: dict[tuple[str, int, int, int], Waiting | None] = {}
+
+
 def waiting(home: Path) -> tuple[list[Waiting], list[Problem]]:
     """Pending parks, newest first, and the park files that could not be read (named)."""
     store = ParkStore(home)
     rows: list[Waiting] = []
     problems: list[Problem] = []
     for pid in _active_ids(store):
+        path = store.active_path(pid)
         try:
-            raw = store.read_raw(pid)
-        except (ParkError, ParkNotFound) as exc:
-            problems.append(Problem(str(store.active_path(pid)), exc.message))
-            continue
-        try:
-            if raw["status"] != "pending":
+            st = path.lstat()
+        except OSError:
+            continue  # decided and moved away meanwhile
+        key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+        if key in _seen:
+            row = _seen[key]
+        else:
+            try:
+                row = _read(store, pid)
+            except (ParkError, ParkNotFound) as exc:
+                problems.append(Problem(str(path), exc.message))
                 continue
-            approval = raw["approval"]
-            args: dict[str, Any] = {}
-            for call in raw["calls"]:
-                if call["id"] == approval["call_id"]:
-                    args = dict(call["input"])
-            rows.append(
-                Waiting(
-                    id=pid,
-                    created_at=raw["created_at"],
-                    task=visible(raw["context"]["task"]),
-                    tool=visible(approval["tool"]),
-                    title=visible(approval["title"]),
-                    reason=visible(approval["reason"]),
-                    arguments=pretty_json(redact(args)),
-                )
-            )
-        except (KeyError, TypeError) as exc:
-            problems.append(Problem(str(store.active_path(pid)), f"corrupt (missing {exc})"))
+            except (KeyError, TypeError) as exc:
+                problems.append(Problem(str(path), f"corrupt (missing {exc})"))
+                continue
+            if len(_seen) > 20_000:
+                _seen.clear()
+            _seen[key] = row
+        if row is not None:
+            rows.append(row)
     rows.sort(key=lambda w: (w.created_at, w.id), reverse=True)
     return rows, problems
+
+
+def _read(store: ParkStore, pid: str) -> Waiting | None:
+    """The park as the page shows it (verified, masked, neutralised); None unless pending."""
+    raw = store.read_raw(pid)
+    if raw["status"] != "pending":
+        return None
+    approval = raw["approval"]
+    args: dict[str, Any] = {}
+    for call in raw["calls"]:
+        if call["id"] == approval["call_id"]:
+            args = dict(call["input"])
+    return Waiting(
+        id=pid,
+        created_at=raw["created_at"],
+        task=visible(raw["context"]["task"]),
+        tool=visible(approval["tool"]),
+        title=visible(approval["title"]),
+        reason=visible(approval["reason"]),
+        arguments=pretty_json(redact(args)),
+    )
 
 
 def signature(home: Path) -> str:

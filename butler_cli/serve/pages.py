@@ -50,7 +50,6 @@ def park_card(w: Waiting, csrf: str) -> str:
         "</dl>"
         f"<pre class='arguments'>{h(w.arguments)}</pre>"
         f"<form class='decide' method='post' action='/park/{h(w.id)}/decide'>"
-        f"<input type='hidden' name='csrf' value='{h(csrf)}'>"
         "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"
         " maxlength='2000'>"
         "<button type='submit' name='decision' value='approve' class='approve'>Approve</button>"
