@@ -5,9 +5,7 @@ The password comes from the environment variable the config names (never the fil
 
 from __future__ import annotations
 
-import smtplib
 from collections.abc import Mapping
-from email.message import EmailMessage
 from typing import Any
 
 from butler_cli.core.gate import Gate, Policy, default_title
@@ -66,6 +64,10 @@ class EmailTool:
             raise RuntimeError("no SMTP server configured: butler config set smtp.host HOST")
         port = int(self.smtp.get("port", 587))
         tls = self.smtp.get("tls", "starttls")
+        # Here, not at the top: smtplib and email (with ssl) load only when mail is sent.
+        import smtplib
+        from email.message import EmailMessage
+
         message = EmailMessage()
         message["From"] = self.smtp.get("sender") or self.smtp.get("user") or f"butler@{host}"
         message["To"] = ", ".join(to)

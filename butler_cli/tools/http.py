@@ -11,19 +11,19 @@ are masked in what the person is shown (the audit log only ever holds a hash).
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
-import socket
-import ssl
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from butler_cli.core.gate import Gate, Policy, default_title
 from butler_cli.core.toolsets import ToolSpec
 from butler_cli.core.verdicts import Verdict, approve, refuse
 from butler_cli.tools.redact import redact
+
+if TYPE_CHECKING:  # http.client, socket and ssl load when a request is made, not with the tool
+    import http.client
 
 BODY_CAP = 64 * 1024
 TIMEOUT_S = 30.0
@@ -136,10 +136,15 @@ class _Exchange:
             conn = self._conn
             sock = conn.sock if conn is not None else None
         if sock is not None:
+            import socket
+
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
     def open(self, url: str) -> http.client.HTTPConnection:
+        import http.client
+        import ssl
+
         scheme, host, port = origin(url)
         conn: http.client.HTTPConnection
         if scheme == "https":
@@ -167,6 +172,8 @@ class _Exchange:
 
 
 def execute(name: str, args: dict[str, Any]) -> str:
+    import http.client
+
     method, url, headers, body, timeout = _checked(args)
     exchange = _Exchange(timeout)
     watchdog = threading.Timer(timeout, exchange.expire)
@@ -175,7 +182,7 @@ def execute(name: str, args: dict[str, Any]) -> str:
     try:
         return _run(exchange, method, url, headers, body)
     except (TimeoutError, OSError, http.client.HTTPException) as exc:
-        if exchange.expired or isinstance(exc, TimeoutError | socket.timeout):
+        if exchange.expired or isinstance(exc, TimeoutError):  # socket.timeout is TimeoutError
             raise ConnectionError(
                 f"no complete answer from {url} within {timeout:g} s; stopped"
             ) from exc

@@ -8,9 +8,10 @@ named in the error and the butler does not start without it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,20 +58,35 @@ class ToolContext:
 @dataclass(frozen=True)
 class LoadedTools:
     name: str
-    source: str
+    entry_point: EntryPoint
     toolsets: list[Toolset]
+
+    @property
+    def source(self) -> str:
+        """The plug-in, its target and its package (read from the package's metadata now)."""
+        return _where(self.entry_point)
+
+
+def _where(ep: EntryPoint) -> str:
+    dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
+    return f"tool plug-in '{ep.name}' = {ep.value} ({dist})"
+
+
+def _from_butler(ep: EntryPoint) -> bool:
+    """Whether ``ep`` is one of ours. By the distribution's folder name, which importlib has
+    already read: its ``name`` would parse the package's metadata (and import email) on
+    every start."""
+    if ep.dist is None:
+        return False
+    name = getattr(ep.dist, "_normalized_name", None) or ep.dist.name
+    return re.sub(r"[-_.]+", "_", name).lower() == "butler_cli"
 
 
 def load_tool_plugins(context: ToolContext) -> list[LoadedTools]:
     """Every ``butler.tools`` plug-in, built-ins first (they come from butler-cli), then by name."""
-    found = sorted(
-        entry_points(group=GROUP),
-        key=lambda ep: (ep.dist is None or ep.dist.name != "butler-cli", ep.name),
-    )
+    found = sorted(entry_points(group=GROUP), key=lambda ep: (not _from_butler(ep), ep.name))
     loaded: list[LoadedTools] = []
     for ep in found:
-        dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
-        where = f"tool plug-in '{ep.name}' = {ep.value} ({dist})"
         try:
             factory = ep.load()
             made = factory(context)
@@ -78,7 +94,7 @@ def load_tool_plugins(context: ToolContext) -> list[LoadedTools]:
             raise
         except Exception as exc:
             raise UsageError(
-                f"{where} failed: {type(exc).__name__}: {exc}"[:400], code="tool_plugin"
+                f"{_where(ep)} failed: {type(exc).__name__}: {exc}"[:400], code="tool_plugin"
             ) from exc
         toolsets = list(made) if isinstance(made, list | tuple) else [made]
         for toolset in toolsets:
@@ -88,9 +104,10 @@ def load_tool_plugins(context: ToolContext) -> list[LoadedTools]:
                 and hasattr(toolset, "governed")
             ):
                 raise UsageError(
-                    f"{where} returned {type(toolset).__name__}, not a toolset", code="tool_plugin"
+                    f"{_where(ep)} returned {type(toolset).__name__}, not a toolset",
+                    code="tool_plugin",
                 )
-        loaded.append(LoadedTools(ep.name, where, toolsets))
+        loaded.append(LoadedTools(ep.name, ep, toolsets))
     return loaded
 
 
