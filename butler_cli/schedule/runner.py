@@ -49,12 +49,8 @@ def run_job(job: Job) -> tuple[str, str | None, str, str | None, dict[str, str] 
 
     opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)
     try:
-        butler = Butler.build(opts, cwd=Path(job.folder))
-        try:
+        with Butler.build(opts, cwd=Path(job.folder)) as butler:  # closed: MCP servers, memory
             report = butler.run_task(job.task)
-        finally:
-            if butler.mcp is not None:
-                butler.mcp.close()
     except ButlerError as exc:
         return "failed", None, "", exc.message, None
     except Exception as exc:  # one job's failure never stops the scheduler
