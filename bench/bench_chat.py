@@ -5,7 +5,8 @@ prompt in the same pty. Target: at most 1.1x the floor.
 Run: python bench/bench_chat.py [--before DIR]  (needs pexpect: pip install -e '.[test]')
 
 ``--before DIR`` adds an interleaved row for the butler_cli found in DIR (a ``git worktree`` of
-an older commit), put first on PYTHONPATH.
+an older commit), put first on PYTHONPATH. The main row uses the caller's PYTHONPATH, so a clean
+checkout of the commit being measured can be named the same way.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "BUTLER_HOME": home, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-        env.pop("PYTHONPATH", None)
         runs: dict[str, tuple[list[str], dict[str, str]]] = {
             "floor": ([str(BIN / "python"), "-c", FLOOR], env),
             "demo": ([str(BIN / "butler"), "demo"], env),

@@ -5,22 +5,55 @@ runs in the same run. Target: at most 1.5x the floor.
 Run: python bench/bench_run.py [--before DIR]
 
 ``--before DIR`` adds an interleaved row for the butler_cli found in DIR (a ``git worktree`` of
-an older commit), put first on PYTHONPATH.
+an older commit), put first on PYTHONPATH. The main row uses the caller's PYTHONPATH, so a clean
+checkout of the commit being measured can be named the same way.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import BIN, median_runs  # noqa: E402
+from common import BIN  # noqa: E402
 
 RUNS = 15
 ONE_ROUND = {"turns": [{"tool_calls": [{"name": "now", "arguments": {}}]}, {"text": "done"}]}
+
+
+def median_runs(
+    commands: dict[str, Sequence[str]],
+    runs: int,
+    env: dict[str, str],
+    paths: dict[str, str | None],
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU (user + system) seconds of each command, runs interleaved. CPU time
+    moves far less than wall time when the shared machine is busy."""
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, argv in commands.items():
+            full_env = {**os.environ, **env}
+            if paths.get(name):
+                full_env["PYTHONPATH"] = str(paths[name])
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(
+                argv, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+            )
+            wall[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {n: (statistics.median(wall[n]), statistics.median(cpu[n])) for n in commands}
 
 
 def main() -> None:
@@ -38,34 +71,31 @@ def main() -> None:
         }
         env = {"BUTLER_HOME": str(Path(tmp) / "home")}
         if args.before:
-            # PYTHONPATH is set for every command then: the floor does not import butler_cli,
-            # and the current code is reached through a wrapper that drops it first.
-            wrapper = (
-                "import os, sys; sys.path = [p for p in sys.path if p != os.environ['PYTHONPATH']];"
-                "sys.argv = ['butler', *sys.argv[1:]]; from butler_cli.cli.entry import main; main()"
-            )
-            commands["run"] = [py, "-P", "-c", wrapper, *run[1:]]
-            before = (
-                "import sys; sys.argv = ['butler', *sys.argv[1:]];"
-                "from butler_cli.cli.entry import main; main()"
-            )
-            commands["before"] = [py, "-P", "-c", before, *run[1:]]
-            env["PYTHONPATH"] = args.before
-        med = median_runs(commands, RUNS, env)
-    floor = med["floor"]
-    print("| measure | median | ratio to the floor | target |")
-    print("|---|---|---|---|")
+            # -P: the current folder is not put on sys.path, so PYTHONPATH decides.
+            entry = "import sys; sys.argv = ['butler', *sys.argv[1:]]; "
+            entry += "from butler_cli.cli.entry import main; main()"
+            commands["before"] = [py, "-P", "-c", entry, *run[1:]]
+        med = median_runs(commands, RUNS, env, {"before": args.before})
+    (floor, floor_cpu) = med["floor"]
+    print("| measure | wall, median | ratio | CPU, median | ratio | target |")
+    print("|---|---|---|---|---|---|")
     print(
-        f"| floor: import typer, rich.console, pydantic, platformdirs | {floor * 1000:.0f} ms | 1.00x | |"
+        f"| floor: import typer, rich.console, pydantic, platformdirs | {floor * 1000:.0f} ms "
+        f"| 1.00x | {floor_cpu * 1000:.0f} ms | 1.00x | |"
     )
-    if "before" in med:
-        b = med["before"]
+    rows = [("before", f"`butler run`, one round, before (`{args.before}`)"), ("run", "")]
+    for key, label in rows:
+        if key not in med:
+            continue
+        wall, cpu = med[key]
+        target = ""
+        if key == "run":
+            label = "`butler run`, one round"
+            target = "≤ 1.5x " + ("✓" if wall / floor <= 1.5 else "✗")
         print(
-            f"| `butler run`, one round, before (`{args.before}`) | {b * 1000:.0f} ms | {b / floor:.2f}x | |"
+            f"| {label} | {wall * 1000:.0f} ms | {wall / floor:.2f}x | {cpu * 1000:.0f} ms "
+            f"| {cpu / floor_cpu:.2f}x | {target} |"
         )
-    r = med["run"]
-    ok = "✓" if r / floor <= 1.5 else "✗"
-    print(f"| `butler run`, one round | {r * 1000:.0f} ms | {r / floor:.2f}x | ≤ 1.5x {ok} |")
 
 
 if __name__ == "__main__":
