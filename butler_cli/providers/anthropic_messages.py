@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from butler_cli.core.messages import ToolUseBlock
+from butler_cli.core.messages import Message, ToolUseBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
 from butler_cli.providers.remote import RemoteModel, mark_started
 
@@ -32,6 +32,13 @@ FALLBACK = 32000
 #: Prompt caching: the tool list, the frozen memory block and the system prompt are the same
 #: on every round of a task (and across a chat), so each ends a cached prefix.
 CACHE = {"type": "ephemeral"}
+#: What the Messages API takes of each block. Ours may carry more (a result's ``outcome``,
+#: which the park keeps), and the API refuses a field it does not know.
+WIRE_FIELDS = {
+    "text": ("type", "text"),
+    "tool_use": ("type", "id", "name", "input"),
+    "tool_result": ("type", "tool_use_id", "content", "is_error"),
+}
 _STOP: dict[str, StopReason] = {
     "tool_use": "tool_use",
     "end_turn": "end_turn",
@@ -54,7 +61,7 @@ def to_wire(
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": max_output(model),
-        "messages": [m.model_dump(mode="json") for m in request.messages],
+        "messages": [wire_message(m) for m in request.messages],
     }
     body.update(options)
     if request.system:
@@ -66,6 +73,16 @@ def to_wire(
         ]
         body["tools"][-1]["cache_control"] = CACHE
     return body
+
+
+def wire_message(message: Message) -> dict[str, Any]:
+    """One message as the API takes it: each block with only the fields the API knows."""
+    out = message.model_dump(mode="json")
+    out["content"] = [
+        {k: block[k] for k in WIRE_FIELDS.get(block.get("type", ""), block) if k in block}
+        for block in out["content"]
+    ]
+    return out
 
 
 def system_blocks(system: str) -> list[dict[str, Any]]:
