@@ -41,13 +41,12 @@ def park_card(w: Waiting, csrf: str) -> str:
     return (
         f"<article class='park' id='park-{h(w.id)}' data-id='{h(w.id)}'>"
         f"<h3 class='title'>{h(w.title)}</h3>"
-        "<dl>"
-        f"<dt>park</dt><dd class='pid'><a href='/park/{h(w.id)}'>{h(w.id)}</a></dd>"
-        f"<dt>task</dt><dd class='task'>{h(w.task)}</dd>"
-        f"<dt>tool</dt><dd class='tool'>{h(w.tool)}</dd>"
-        f"<dt>why</dt><dd class='reason'>{h(w.reason)}</dd>"
-        f"<dt>parked</dt><dd>{h(w.created_at)}</dd>"
-        "</dl>"
+        # One paragraph, its lines kept by CSS (white-space: pre-line): with 1,000 cards,
+        # every element counts for the browser (a definition list cost it a third more).
+        f"<p class='meta'>task: <span class='task'>{h(w.task)}</span>\n"
+        f"tool: <span class='tool'>{h(w.tool)}</span>\n"
+        f"why: <span class='reason'>{h(w.reason)}</span>\n"
+        f"park <a href='/park/{h(w.id)}'>{h(w.id)}</a> · parked {h(w.created_at)}</p>"
         f"<pre class='arguments'>{h(w.arguments)}</pre>"
         f"<form class='decide' method='post' action='/park/{h(w.id)}/decide'>"
         "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"

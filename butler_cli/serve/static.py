@@ -78,6 +78,7 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 60rem; 
   color: #1d1d1f; background: #fafaf7; }
 h1 { font-size: 1.4rem; margin: 0 0 .2rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
 header p { margin: 0; color: #555; }
+.meta { white-space: pre-line; margin: 0 0 .5rem; overflow-wrap: anywhere; color: #333; }
 .park { content-visibility: auto; contain-intrinsic-size: auto 22rem;
   background: #fff; border: 1px solid #d8d4c8; border-left: 4px solid #c98a1b;
   border-radius: 6px; padding: .7rem 1rem; margin: .8rem 0; }
