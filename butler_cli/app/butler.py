@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from butler_cli.app import conversations as convs
 from butler_cli.app.config import Config, load_config, with_defaults
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
@@ -45,6 +46,7 @@ from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
+from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
 from butler_cli.store.ledger import DecisionLedger
@@ -55,8 +57,9 @@ from butler_cli.tools.masking import MaskingToolbox
 if TYPE_CHECKING:
     from butler_cli.tools.mcp import McpHub
 
-#: Gives each task of a batch its own observer (e.g. progress output), or None.
-ObserverFactory = Callable[[int, str], LoopObserver | None]
+#: Gives each task of a batch its own observer (e.g. progress output), or None; the third
+#: argument is the task's conversation id (None when the store could not be written).
+ObserverFactory = Callable[[int, str, str | None], LoopObserver | None]
 
 
 def start_mcp(settings: Config) -> McpHub | None:
@@ -182,6 +185,15 @@ class Butler:
             ]
         )
         self.mcp = mcp
+        self._conversations: ConversationStore | None = None
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """The conversation store, opened on first use (the chat's first prompt waits for
+        nothing of it)."""
+        if self._conversations is None:
+            self._conversations = ConversationStore(self.home)
+        return self._conversations
 
     @classmethod
     def build(
@@ -315,6 +327,8 @@ class Butler:
             self.mcp.close()
             self.mcp = None
         self.memory.close()
+        if self._conversations is not None:
+            self._conversations.close()
 
     def __enter__(self) -> Butler:
         return self
@@ -342,7 +356,10 @@ class Butler:
         with self.store.lock(park_id):
             state = self.store.load(park_id)
             decision = record_decision(self.store, self.audit, state, approved, note)
-            return self.continue_park(state, decision, observer)
+            report = self.continue_park(state, decision, observer)
+            # The outcome joins the conversation the park was made in, whoever decided it.
+            convs.park_decided(self, state.id, decision.approved, report)
+            return report
 
     def continue_park(
         self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
@@ -368,13 +385,17 @@ def run_tasks(
     observer_for: ObserverFactory | None = None,
     prompt_for: Callable[[str], str] | None = None,
 ) -> Iterator[TaskReport]:
-    """Build once (a bad model or policy fails before any task), then run each task in order;
-    ``prompt_for`` turns a task into what the model is sent (the task with its context)."""
+    """Build once (a bad model or policy fails before any task), then run each task in order,
+    each its own conversation; ``prompt_for`` turns a task into what the model is sent (the
+    task with its context)."""
     with Butler.build(opts) as butler:
         for i, task in enumerate(tasks):
-            observer = observer_for(i, task) if observer_for is not None else None
+            cid = convs.begin(butler, "run", task)
+            observer = observer_for(i, task, cid) if observer_for is not None else None
             prompt = prompt_for(task) if prompt_for is not None else None
-            yield butler.run_task(task, observer, prompt=prompt)
+            report = butler.run_task(task, observer, prompt=prompt)
+            convs.record_turn(butler, cid, report, 0)
+            yield report
 
 
 def resume_park(

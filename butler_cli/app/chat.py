@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from butler_cli.app import conversations as convs
 from butler_cli.app.butler import Butler, load_park, resume_park
 from butler_cli.app.options import RunOptions
 from butler_cli.app.report import TaskReport
@@ -18,6 +19,7 @@ from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
 from butler_cli.core.park import ParkState
+from butler_cli.store.conversations import Record
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class Conversation:
         self.butler = butler
         self.opts = opts
         self.messages: list[Message] = []
+        #: Its id in the conversation store: given on the first turn, or by continuing one.
+        self.id: str | None = None
 
     @property
     def grants(self) -> GrantBook | None:
@@ -47,10 +51,23 @@ class Conversation:
 
     def reset(self) -> None:
         self.messages = []
+        self.id = None
+
+    def adopt(self, record: Record) -> None:
+        """Carry on a saved conversation: its messages become this session's, and the next
+        turns join it."""
+        self.messages = [Message.model_validate(m) for m in record.messages]
+        self.id = record.summary.id
 
     def send(self, text: str, ask: Ask, observer: LoopObserver | None = None) -> TaskReport:
-        """One user turn: run it, and decide every park it makes until it ends or waits."""
+        """One user turn: run it, and decide every park it makes until it ends or waits. The
+        turn joins the saved conversation; a parked one is linked to its park, and deciding it
+        (here or with `butler resume`) adds the outcome."""
+        if self.id is None:
+            self.id = convs.begin(self.butler, "chat", text)
+        base = len(self.messages)
         report = self.butler.run_task(text, observer, history=self.messages)
+        convs.record_turn(self.butler, self.id, report, base)
         report = self.decide(report, ask, observer)
         if report.status in ("done", "limit"):
             self.messages = report.messages

@@ -37,7 +37,8 @@ Write = Callable[[str], object]
 
 
 def new_conversation_id() -> str:
-    """A fresh id per task, until conversations of their own exist."""
+    """A stand-in id when the task has no saved conversation (a park made before they were
+    saved, or a store that could not be written)."""
     return uuid.uuid4().hex
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from butler_cli.cli.options import (
     BaseUrl,
     MaxRounds,
@@ -24,9 +28,23 @@ def chat(
     policy_file: PolicyFile = None,
     base_url: BaseUrl = None,
     option: ModelOption = None,
+    continue_last: Annotated[
+        bool,
+        typer.Option("--continue", "-c", help="Carry on the last conversation of this folder."),
+    ] = False,
+    conversation: Annotated[
+        str | None,
+        typer.Option(
+            "--conversation",
+            metavar="ID",
+            help="Carry on the conversation ID (see `butler log`).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
-    n deny (with a note), l later (stays parked), d details, s approve for the session."""
+    n deny (with a note), l later (stays parked), d details, s approve for the session.
+    Every chat is saved as a conversation: `butler log` lists them."""
     from butler_cli.repl.start import start_chat
 
     start_chat(
@@ -38,6 +56,7 @@ def chat(
         policy_file,
         base_url=base_url,
         model_options=model_options(option),
+        continuing=(continue_last or conversation is not None, conversation),
     )
 
 

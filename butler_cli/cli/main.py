@@ -11,6 +11,7 @@ from butler_cli.cli import (
     completion,
     config,
     doctor,
+    log,
     mcp,
     memory,
     parks,
@@ -49,6 +50,7 @@ app.command("pending")(parks.pending)
 app.command("show")(parks.show)
 app.command("doctor")(doctor.doctor)
 app.command("completion")(completion.completion)
+app.add_typer(log.app, name="log")
 app.add_typer(memory.app, name="memory")
 app.add_typer(policy.app, name="policy")
 app.add_typer(config.app, name="config")

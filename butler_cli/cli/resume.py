@@ -62,6 +62,8 @@ def resume(
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError
+    from butler_cli.store.conversations import ConversationStore
+    from butler_cli.store.files import butler_home
 
     started = time.perf_counter()
     fmt = output_format(output, json_out)
@@ -80,7 +82,9 @@ def resume(
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     opts = replace(opts, model_options=model_options(option))
     printer = Printer(fmt, started, 1, resumed=state.id)
-    rep = resume_park(park_id, decision, note, opts, printer.observer_for(0, state.context.task))
+    conversation = ConversationStore(butler_home()).of_park(state.id)  # a read: creates nothing
+    observer = printer.observer_for(0, state.context.task, conversation)
+    rep = resume_park(park_id, decision, note, opts, observer)
     printer.report(rep)
     raise typer.Exit(int(exit_code_for([rep])))
 

@@ -49,9 +49,12 @@ class Printer:
         self._conversation = ""
         self._task_began = started
 
-    def observer_for(self, index: int, task: str) -> LoopObserver | None:
+    def observer_for(
+        self, index: int, task: str, conversation: str | None = None
+    ) -> LoopObserver | None:
+        """``conversation``: the task's conversation id (``butler log show ID``)."""
         self._task_began = time.perf_counter()
-        self._conversation = new_conversation_id()
+        self._conversation = conversation or new_conversation_id()
         if self.fmt == "stream-json":
             self._stream = EventStream(write_out, self.started, self._conversation)
             self._stream.start(task, index, self.total, self.resumed, self.context)

@@ -100,6 +100,23 @@ def _revoke(repl: ChatRepl, arg: str) -> None:
         repl.console.print(escape(f"Revoked: {gone.describe()}"))
 
 
+def _conversations(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.ui.conversations import summary_lines
+
+    found = repl.butler.conversations.recent(20)
+    if not found:
+        repl.console.print("No saved conversations yet.")
+    for line in summary_lines(found, current=repl.conversation.id):
+        repl.console.out(line, highlight=False)
+
+
+def _continue(repl: ChatRepl, arg: str) -> None:
+    if not arg:
+        repl.console.print("usage: /continue ID   (see /conversations)")
+        return
+    repl.continue_saved(arg)
+
+
 def _new(repl: ChatRepl, arg: str) -> None:
     repl.conversation.reset()
     repl.console.print("Started a new conversation.")
@@ -123,6 +140,10 @@ COMMANDS: dict[str, Command] = {
         Command("/grants", "/grants", "approvals remembered for this session", _grants),
         Command("/revoke", "/revoke N", "forget a session grant", _revoke),
         Command("/new", "/new", "start a fresh conversation", _new),
+        Command(
+            "/conversations", "/conversations", "saved conversations, latest first", _conversations
+        ),
+        Command("/continue", "/continue ID", "carry on a saved conversation", _continue),
         Command("/exit", "/exit", "leave (Ctrl-D works too)", _exit),
     ]
 }

@@ -8,6 +8,7 @@ thread while the person types, and collected on first use.
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.app.deferred import Deferred
@@ -25,10 +26,15 @@ if TYPE_CHECKING:
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import TaskReport
     from butler_cli.core.park import ParkState
+    from butler_cli.store.conversations import Record
     from butler_cli.ui.progress import Progress
 
+#: What `chat -c` / `--conversation ID` asks for: (True, None) this folder's last one,
+#: (True, ID) that one; (False, None) a new conversation.
+Continuing = tuple[bool, str | None]
 
-def _build(opts: RunOptions) -> tuple[Butler, Conversation, Progress]:
+
+def _build(opts: RunOptions, saved: Record | None = None) -> tuple[Butler, Conversation, Progress]:
     from butler_cli.app.butler import Butler
     from butler_cli.app.chat import Conversation
     from butler_cli.core.grants import GrantBook
@@ -39,20 +45,30 @@ def _build(opts: RunOptions) -> tuple[Butler, Conversation, Progress]:
     client = getattr(butler.provider, "client", None)
     if callable(client):
         client()  # import the provider's SDK now, while the person is still typing
-    return butler, Conversation(butler, opts), ChatProgress(out())
+    conversation = Conversation(butler, opts)
+    if saved is not None:  # `chat -c` / `--conversation`: its turns carry on here
+        conversation.adopt(saved)
+    return butler, conversation, ChatProgress(out())
 
 
 class ChatRepl:
     def __init__(
-        self, opts: RunOptions, home_dir: str, banner: str, console: Console | None = None
+        self,
+        opts: RunOptions,
+        home_dir: str,
+        banner: str,
+        console: Console | None = None,
+        continuing: Continuing = (False, None),
     ) -> None:
         self.opts = opts
         self.home_dir = home_dir
         self._console = console
         self.banner = banner
         self.running = True
+        self.continuing = continuing
+        self._saved: Record | None = None
         self._ready: Deferred[tuple[Butler, Conversation, Progress]] = Deferred(
-            lambda: _build(opts)
+            lambda: _build(opts, self._saved)
         )
         self._answers: PromptSession[str] | None = None  # made on the first approval
 
@@ -80,8 +96,6 @@ class ChatRepl:
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
-        from pathlib import Path
-
         session = chat_input(Path(self.home_dir), list(COMMANDS))
         print(  # plain print: rich is not loaded yet, so the prompt comes sooner
             f"butler · model {self.opts.model or ''} · policy {self.opts.policy or 'ask'} · "
@@ -89,6 +103,8 @@ class ChatRepl:
         )
         if self.banner:
             print(self.banner)
+        if self.continuing[0]:
+            self._recap_saved()  # only when asked: the plain chat's first prompt reads nothing
         # The build starts once the first prompt is on the screen: begun earlier (pre_run), its
         # imports contend with drawing the prompt for the one interpreter lock.
         session.app.after_render += self._start_build
@@ -111,6 +127,41 @@ class ChatRepl:
             with contextlib.suppress(ButlerError):  # it never built: nothing to close
                 self.butler.close()  # the session's MCP servers and memory database
         self.console.print("Goodbye.")
+
+    def _recap_saved(self) -> None:
+        """`chat -c` / `--conversation ID`: find it (sqlite only; the rest loads after the
+        prompt is up) and say where it stands. An unknown id stops here, before any prompt."""
+        import os
+
+        from butler_cli.app.conversations import find, recap
+        from butler_cli.store.conversations import ConversationStore
+        from butler_cli.ui.text import visible
+
+        store = ConversationStore(Path(self.home_dir))
+        try:
+            self._saved = find(store, self.continuing[1], os.getcwd())
+        finally:
+            store.close()
+        if self._saved is None:
+            print("No earlier conversation in this folder; this one starts new.")
+            return
+        for line in recap(self._saved):
+            print(visible(line))
+
+    def continue_saved(self, given: str) -> None:
+        """`/continue ID`: this session carries on that conversation."""
+        from butler_cli.app.conversations import find, recap
+        from butler_cli.ui.text import visible
+
+        try:
+            record = find(self.butler.conversations, given, str(self.butler.cwd))
+        except ButlerError as exc:
+            self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
+            return
+        assert record is not None  # an id was given
+        self.conversation.adopt(record)
+        for line in recap(record):
+            self.console.out(visible(line), highlight=False)
 
     def _start_build(self, _app: object) -> None:
         self._ready.start()  # once; on later redraws it does nothing

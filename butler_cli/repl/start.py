@@ -30,6 +30,7 @@ def start_chat(
     banner: str = "",
     base_url: str | None = None,
     model_options: dict[str, int | float] | None = None,
+    continuing: tuple[bool, str | None] = (False, None),
 ) -> None:
     from butler_cli.app.config import load_config, with_defaults
     from butler_cli.app.options import MODEL_ENV, RunOptions
@@ -46,4 +47,4 @@ def start_chat(
     opts = with_defaults(opts, load_config())
     if not opts.model:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
-    ChatRepl(opts, str(butler_home()), banner).run()
+    ChatRepl(opts, str(butler_home()), banner, continuing=continuing).run()
