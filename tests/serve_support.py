@@ -7,9 +7,11 @@ import os
 import re
 import signal
 import subprocess
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,15 @@ class Served:
             self.proc.send_signal(sig)
         out, _ = self.proc.communicate(timeout=timeout)
         return out
+
+
+def eventually(check: Callable[[], bool], timeout: float = 30) -> None:
+    """Wait for ``check`` (a decision's task may still be running on the server's thread)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout} s: {check}")
+        time.sleep(0.05)
 
 
 def start_serve(home: Path, cwd: Path, *args: str, **env: str) -> Served:

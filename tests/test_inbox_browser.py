@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import call
-from serve_support import Served, start_serve
+from serve_support import Served, eventually, start_serve
 
 CHROMIUM = Path("/usr/bin/chromium")
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -25,7 +25,7 @@ ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-WAIT_MS = 10_000
+WAIT_MS = 20_000
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +106,7 @@ def test_a_park_appears_live_shows_every_argument_and_is_approved_or_denied(
 
     card.locator("button.approve").click()
     page.locator("#flash .ok", has_text=f"park {first} approved").wait_for()
+    eventually(lambda: (workdir / "plan.txt").exists())
     assert (workdir / "plan.txt").read_text() == LONG
 
     other = page.locator(f"#park-{second}")
@@ -145,6 +146,7 @@ def test_two_tabs_and_the_terminal_decide_once(
     other.locator(f"#park-{pid} button.deny").click()  # its card is still on screen
     other.locator("#flash .refused", has_text="already decided").wait_for()
     assert butler("resume", pid, "--deny").returncode == 5
+    eventually(lambda: (workdir / "once.txt").exists())
     assert (workdir / "once.txt").read_text() == "one"
 
 
