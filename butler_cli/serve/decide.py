@@ -81,7 +81,7 @@ class Decider:
         try:
             report = decide_and_continue(park_id, approved, note)
         except ParkError as exc:
-            return Answer(False, f"already decided — {exc.message}")
+            return Answer(False, _already(park_id, exc.message))
         except ButlerError as exc:
             return Answer(False, exc.message)
         except Exception as exc:  # the server stays up; the park keeps its recorded state
@@ -120,3 +120,23 @@ class Decider:
                 return
             for t in threads:
                 t.join()
+
+
+def _already(park_id: str, why: str) -> str:
+    """A clear "already decided": what was decided and when, if the park says; else why not."""
+    from butler_cli.store.files import butler_home
+    from butler_cli.store.parks import ParkStore
+
+    try:
+        store = ParkStore(butler_home())
+        state = store.load(store.resolve_id(park_id))
+    except ButlerError:
+        return f"already decided — {why}"
+    if state.decision is None or state.status == "pending":
+        return f"already decided — {why}"
+    word = "approved" if state.decision.approved else "denied"
+    where = "and finished" if state.status == "resolved" else "and is being carried out"
+    return (
+        f"already decided — park {state.id} was {word} at {state.decided_at} {where}; "
+        "it never runs twice"
+    )
