@@ -23,6 +23,7 @@ from butler_cli.cli import (
 from butler_cli.cli import keys as keys_cmd
 from butler_cli.cli import models as models_cmd
 from butler_cli.cli import schedule as schedule_cmd
+from butler_cli.cli import serve as serve_cmd
 from butler_cli.cli.option_pairs import PairedOptions
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
@@ -50,6 +51,7 @@ app.command("pending")(parks.pending)
 app.command("show")(parks.show)
 app.command("doctor")(doctor.doctor)
 app.command("completion")(completion.completion)
+app.command("serve")(serve_cmd.serve)
 app.add_typer(log.app, name="log")
 app.add_typer(memory.app, name="memory")
 app.add_typer(policy.app, name="policy")
