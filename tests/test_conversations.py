@@ -131,7 +131,8 @@ def test_conversation_and_park_ids_never_clash(butler, script) -> None:
     wrong = butler("log", "show", conv["park"])
     assert wrong.returncode == 2 and "is not a conversation id" in wrong.stderr
     resumed = butler("resume", conv["id"], "--approve")
-    assert resumed.returncode != 0 and "not a park id" in resumed.stderr
+    assert resumed.returncode != 0 and "is a conversation id, not a park id" in resumed.stderr
+    assert f"butler chat --conversation {conv['id']}" in resumed.stderr
     assert _log(butler)[0]["status"] == "parked"  # nothing was decided
 
 
@@ -274,3 +275,33 @@ def test_the_plain_chat_opens_no_conversation_store_before_its_first_prompt(
     }
     assert "prompt_toolkit" in imported
     assert not imported & {"sqlite3", "butler_cli.store.conversations", "butler_cli.app.chat"}
+
+
+def test_a_turn_approved_inline_is_saved_once_and_carries_on(
+    butler, script, workdir, butler_home
+) -> None:
+    """Decided in the chat itself: the outcome is appended once (not again by the turn), so
+    the saved conversation is exactly what the model was sent, and `-c` goes on from it."""
+    model = script(
+        {"text": "Writing.", "tool_calls": [call("write_file", path="a.txt", content="x")]},
+        {"text": "Written."},
+        {"text": "Third turn: the whole conversation came back."},
+    )
+    child = _chat([], butler_home, workdir, model)
+    child.expect("you ›")
+    child.sendline("write a.txt")
+    child.expect(r"Approve\?")
+    child.sendline("y")
+    child.expect("Written.")
+    _leave(child)
+    [conv] = _log(butler)
+    whole = _show(butler, conv["id"])
+    roles = [m["role"] for m in whole["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant"]  # once, in order
+    assert whole["turns"] == 1 and whole["parks"][0]["decision"] == "approved"
+    child = _chat(["-c"], butler_home, workdir, model)
+    child.expect("you ›")
+    child.sendline("and now?")
+    child.expect("Third turn: the whole conversation came back.")
+    _leave(child)
+    assert len(_show(butler, conv["id"])["messages"]) == 6

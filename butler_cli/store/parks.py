@@ -124,6 +124,11 @@ class ParkStore:
     def resolve_id(self, given: str) -> str:
         """A full id or a unique prefix → the id. Unknown or ambiguous → usage error."""
         given = given.strip().lower()
+        if given.startswith("c-"):  # Claude Code's --resume: a conversation, not a park
+            raise ParkNotFound(
+                f"'{given}' is a conversation id, not a park id: `butler chat --conversation "
+                f"{given}` carries it on; `butler resume` decides a parked action"
+            )
         if not given or not all(c in ID_ALPHABET for c in given):
             raise ParkNotFound(f"'{given}' is not a park id (ids look like 'k3m9xq2a')")
         if len(given) == ID_LENGTH and os.path.lexists(self.path_for(given)):
