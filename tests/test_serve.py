@@ -210,3 +210,29 @@ def test_the_scheduler_runs_a_job_due_in_a_few_seconds(
     assert store.get(job_id).next_due > runs[0].started_at  # the next one is tomorrow
     assert f"schedule {job_id}: parked" in out
     assert json.loads(butler("pending", "--json").stdout)[0]["tool"] == "write_file"
+
+
+def test_sigterm_lets_a_scheduled_run_in_flight_finish(
+    served: Any, butler: Any, butler_home: Path
+) -> None:
+    """A model that takes 3 s to answer: SIGTERM while it thinks; the run still ends `done`
+    with its answer recorded, and the process exits 0."""
+    from fake_llm import FakeLLM, Reply, openai_stream
+
+    fake = FakeLLM()
+    try:
+        fake.replies.append(Reply(events=openai_stream("all summarized"), delay_s=3))
+        base = f"{fake.url}/v1"
+        assert butler("config", "set", "providers.openai-compatible.base_url", base).returncode == 0
+        added = butler("schedule", "add", "@daily", "summarize", "--model", "openai-compatible:x")
+        job_id = added.stdout.split()[1].rstrip(":")
+        store = ScheduleStore(butler_home)
+        store.set_next_due(job_id, datetime.now(UTC))
+        s = served()
+        eventually(lambda: len(fake.requests) == 1)  # the run is in flight
+        out = s.stop()
+        assert s.proc.returncode == 0, out
+        runs = store.runs()
+        assert [(r.status, r.text) for r in runs] == [("done", "all summarized")], out
+    finally:
+        fake.close()
