@@ -36,3 +36,17 @@ def test_pending_does_not_read_the_history(butler, script, workdir, butler_home)
     assert "zzzzzzzz" not in r.stderr
     r = butler("show", "zzzzzzzz")
     assert r.returncode == 5 and "corrupt" in r.stderr
+
+
+def test_a_second_decision_on_a_finished_park_says_it_finished(
+    butler, script, workdir, butler_home
+):
+    model = script(
+        {"tool_calls": [call("write_file", "w", path="a.txt", content="x")]}, {"text": "k"}
+    )
+    assert butler("run", "--model", model, "write").returncode == 3
+    [park] = json.loads(butler("pending", "--json").stdout)
+    assert butler("resume", park["id"], "--approve").returncode == 0
+    r = butler("resume", park["id"], "--deny")
+    assert r.returncode == 5
+    assert "was already approved and finished" in r.stderr and "restored" not in r.stderr

@@ -477,7 +477,11 @@ def load_park(given_id: str) -> ParkState:
 
 def _check_ledger(state: ParkState, events: set[str]) -> None:
     """The park file is not its own only record: a copy put back is refused (exit 5)."""
-    restored = "resolved" in events or (state.status == "pending" and "decided" in events)
+    # A finished park says so itself (_decision_for); an unfinished one the ledger has seen
+    # finish, or a pending one the ledger has seen decided, is a copy put back.
+    restored = (state.status != "resolved" and "resolved" in events) or (
+        state.status == "pending" and "decided" in events
+    )
     if restored:
         raise ParkError(
             f"park {state.id} was already decided (the decided-park ledger says so); this copy "
