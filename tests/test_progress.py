@@ -113,3 +113,20 @@ def test_the_chat_streams_words_over_the_spinner_and_leaves_no_trace(
     ran = r"  ✓ now\(\{\}\) — ran \d+ ms"
     assert shown[0] == "Let me check the clock." and shown[3] == "It is late.", shown
     assert re.fullmatch(ran, shown[1]) and re.fullmatch(ran, shown[2]), shown
+
+
+def test_a_failed_model_call_takes_the_spinner_away_first(fake, butler_home, workdir) -> None:
+    """The model fails after the spinner was drawn: the failure stands on its own line and
+    the cursor is shown again (the spinner used to run on, and the cursor stayed hidden)."""
+    fake.replies = [Reply(401, body={"error": {"message": "bad key"}}, delay_s=0.4)]
+    model = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
+    child = spawn_butler(["run", *model, "hi"], butler_home, workdir, OPENAI_API_KEY=KEY)
+    child.expect(pexpect.EOF)
+    raw = child.before
+    assert "thinking…" in raw
+    shown = screen(raw)
+    assert [line for line in shown if "failed" in line] == [
+        "✗ failed: openai refused the API key (401); check OPENAI_API_KEY"
+    ], shown
+    assert not [line for line in shown if "thinking" in line], shown
+    assert raw.rfind("\x1b[?25h") > raw.rfind("\x1b[?25l")

@@ -86,6 +86,9 @@ class LoopObserver:
 
     def model_finished(self, response: ModelResponse) -> None: ...
 
+    def model_failed(self, message: str) -> None:
+        """The model call failed: no response comes, and the loop ends (status ``failed``)."""
+
     def round_classified(
         self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
     ) -> None: ...
@@ -115,6 +118,10 @@ class Observers(LoopObserver):
     def model_finished(self, response: ModelResponse) -> None:
         for o in self._all:
             o.model_finished(response)
+
+    def model_failed(self, message: str) -> None:
+        for o in self._all:
+            o.model_failed(message)
 
     def round_classified(
         self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
@@ -187,6 +194,7 @@ def run_loop(
         try:
             response = provider.complete(ModelRequest(config.system, convo, tools, obs.model_text))
         except ModelError as exc:
+            obs.model_failed(exc.message)
             return LoopOutcome("failed", "", convo, rounds, error=exc.message, usage=usage)
         obs.model_finished(response)
         usage.append(response.usage)

@@ -41,6 +41,10 @@ class ChatProgress(Progress):
         if not streaming and response.is_tool_round and response.text:
             self.console.print(markdown(response.text))
 
+    def model_failed(self, message: str) -> None:
+        self._end_live()  # what streamed before the failure stays on the screen
+        self.hide_spinner()
+
     def stop(self) -> None:
         """End the spinner and any live region (also when a stream broke off)."""
         super().stop()

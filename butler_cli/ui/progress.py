@@ -40,6 +40,9 @@ class Progress(LoopObserver):
     def model_finished(self, response: ModelResponse) -> None:
         self.hide_spinner()
 
+    def model_failed(self, message: str) -> None:
+        self.hide_spinner()  # the failure is printed next, on a line of its own
+
     def hide_spinner(self) -> None:
         """Erase the spinner's line; its thread waits for the next model call of the turn."""
         if self._spinner is not None:

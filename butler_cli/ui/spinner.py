@@ -8,6 +8,7 @@ lines are written whole, already rendered: a tool round costs one write of prepa
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ class Spinner:
         self._shown = False  # wanted on screen
         self._drawn = False  # on screen now
         self._next = 0
+        self._at_exit = False
 
     @property
     def shown(self) -> bool:
@@ -45,6 +47,9 @@ class Spinner:
     def show(self) -> None:
         with self._lock:
             self._shown = True
+            if not self._at_exit:  # an interrupted run still gives the terminal its cursor back
+                self._at_exit = True
+                atexit.register(self.stop)
             if self._thread is None:
                 self._wake.clear()
                 self._thread = threading.Thread(target=self._spin, name="butler-spinner")
