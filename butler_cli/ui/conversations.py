@@ -65,7 +65,10 @@ def conversation_lines(record: Record) -> list[str]:
     ]
     for park in record.parks:
         if park.decision is None:
-            lines.append(f"park {park.park}: waiting (butler resume {park.park})")
+            lines.append(
+                f"park {park.park}: waiting — its turn so far is in `butler show {park.park}`; "
+                f"`butler resume {park.park}` decides it"
+            )
         else:
             lines.append(f"park {park.park}: {park.decision}, then {park.outcome}")
     lines.append("")
