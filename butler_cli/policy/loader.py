@@ -18,12 +18,13 @@ import importlib
 import importlib.util
 import sys
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.core.gate import Policy
+from butler_cli.entry_points import in_group
 from butler_cli.policy.settings import PolicySettings
 
 GROUP = "butler.policies"
@@ -45,7 +46,7 @@ class LoadedPolicy:
 def installed_policies() -> list[EntryPoint]:
     """Entry points in the ``butler.policies`` group, by name (first one wins on a clash)."""
     seen: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=GROUP):
+    for ep in in_group(GROUP):
         seen.setdefault(ep.name, ep)
     return [seen[name] for name in sorted(seen)]
 

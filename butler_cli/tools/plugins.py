@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.gate import Policy
 from butler_cli.core.toolsets import Toolset
+from butler_cli.entry_points import in_group
 
 if TYPE_CHECKING:
     from butler_cli.tools.paths import PathRules
@@ -84,7 +85,7 @@ def _from_butler(ep: EntryPoint) -> bool:
 
 def load_tool_plugins(context: ToolContext) -> list[LoadedTools]:
     """Every ``butler.tools`` plug-in, built-ins first (they come from butler-cli), then by name."""
-    found = sorted(entry_points(group=GROUP), key=lambda ep: (not _from_butler(ep), ep.name))
+    found = sorted(in_group(GROUP), key=lambda ep: (not _from_butler(ep), ep.name))
     loaded: list[LoadedTools] = []
     for ep in found:
         try:
