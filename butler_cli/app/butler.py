@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from butler_cli.app import conversations as convs
 from butler_cli.app.config import Config, load_config, with_defaults
+from butler_cli.app.notify import Notifier
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
@@ -186,6 +187,8 @@ class Butler:
         )
         self.mcp = mcp
         self._conversations: ConversationStore | None = None
+        #: The [hooks]: fired once per report, by run_task and resume, after the lock is let go.
+        self.notifier = Notifier.from_config(settings.hooks if settings is not None else None)
 
     @property
     def conversations(self) -> ConversationStore:
@@ -307,10 +310,12 @@ class Butler:
         observer: LoopObserver | None = None,
         history: Sequence[Message] = (),
         prompt: str | None = None,
+        conversation: str | None = None,
     ) -> TaskReport:
         """Run one task; ``history`` is the conversation so far (chat), empty for `run`.
         ``prompt`` is what the model is sent for it when that is more than the task's words
-        (attached context); the park and the report keep the task as the person typed it."""
+        (attached context); the park and the report keep the task as the person typed it.
+        ``conversation`` (its id in the store) is what the [hooks] are told it belongs to."""
         outcome = run_loop(
             self.provider,
             self.toolbox,
@@ -319,7 +324,9 @@ class Butler:
             self._park_sink(task, None),
             self._observers(observer),
         )
-        return self._finish(task, outcome)
+        report = self._finish(task, outcome)
+        self.notifier.after(report, conversation)
+        return report
 
     def close(self) -> None:
         """Stop the MCP servers and close the memory database (safe to call twice)."""
@@ -359,7 +366,10 @@ class Butler:
             report = self.continue_park(state, decision, observer)
             # The outcome joins the conversation the park was made in, whoever decided it.
             convs.park_decided(self, state.id, decision.approved, report)
-            return report
+        # The hooks run once the park's lock is let go: a slow one delays no other decider.
+        cid = self.conversations.of_park(park_id) if self.notifier.active else None
+        self.notifier.after(report, cid)
+        return report
 
     def continue_park(
         self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
@@ -393,7 +403,7 @@ def run_tasks(
             cid = convs.begin(butler, "run", task)
             observer = observer_for(i, task, cid) if observer_for is not None else None
             prompt = prompt_for(task) if prompt_for is not None else None
-            report = butler.run_task(task, observer, prompt=prompt)
+            report = butler.run_task(task, observer, prompt=prompt, conversation=cid)
             convs.record_turn(butler, cid, report, 0)
             yield report
 

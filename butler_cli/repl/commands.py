@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from butler_cli.repl import comforts
 from butler_cli.repl.markup import escape
 from butler_cli.ui.text import visible
 
@@ -25,6 +26,9 @@ def _help(repl: ChatRepl, arg: str) -> None:
     for cmd in COMMANDS.values():
         repl.console.print(f"  {cmd.usage:<14} {cmd.help}")
     repl.console.print("  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
+    repl.console.print(
+        "  @path in a line attaches that file's content (as read_file would read it)"
+    )
 
 
 def _pending(repl: ChatRepl, arg: str) -> None:
@@ -140,6 +144,11 @@ COMMANDS: dict[str, Command] = {
         Command("/grants", "/grants", "approvals remembered for this session", _grants),
         Command("/revoke", "/revoke N", "forget a session grant", _revoke),
         Command("/new", "/new", "start a fresh conversation", _new),
+        Command(
+            "/clear", "/clear", "clear the screen and start a fresh conversation", comforts.clear
+        ),
+        Command("/model", "/model NAME", "use another model for the next turns", comforts.model),
+        Command("/cost", "/cost", "tokens spent this session, and an estimate", comforts.cost),
         Command(
             "/conversations", "/conversations", "saved conversations, latest first", _conversations
         ),

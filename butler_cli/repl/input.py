@@ -6,11 +6,12 @@ Enter sends; Alt+Enter (or Esc then Enter) adds a line. Ctrl-C clears the line; 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import WordCompleter
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
+from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
@@ -38,8 +39,42 @@ def private_history(home: Path) -> FileHistory:
     return FileHistory(str(path))
 
 
-def chat_input(home: Path, commands: Sequence[str]) -> PromptSession[str]:
-    completer = WordCompleter(list(commands), sentence=True, match_middle=False)
+#: For a command taking an id: the ids to offer (looked up when asked; [] when unknown).
+Arguments = Callable[[str], Sequence[str]]
+
+
+class ChatCompleter(Completer):
+    """Slash commands, then the ids a command takes (`/resume` park ids, `/forget` memory ids,
+    `/continue` conversation ids), looked up as the person types."""
+
+    def __init__(self, commands: Sequence[str], arguments: Arguments | None = None) -> None:
+        self.words = WordCompleter(list(commands), sentence=True, match_middle=False)
+        self.arguments = arguments
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        name, space, typed = text.partition(" ")
+        if not space:
+            yield from self.words.get_completions(document, complete_event)
+            return
+        if self.arguments is None or " " in typed.strip():
+            return
+        typed = typed.lstrip()
+        try:
+            ids = self.arguments(name.lower())
+        except Exception:  # a lookup that fails offers nothing; the command itself will say
+            return
+        for value in ids:
+            if value.startswith(typed):
+                yield Completion(value, start_position=-len(typed))
+
+
+def chat_input(
+    home: Path, commands: Sequence[str], arguments: Arguments | None = None
+) -> PromptSession[str]:
+    completer = ChatCompleter(commands, arguments)
     return PromptSession(
         history=private_history(home),
         key_bindings=_bindings(),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.app.deferred import Deferred
 from butler_cli.core.errors import ButlerError
+from butler_cli.repl.comforts import AttachRefused, Tally, attach
 from butler_cli.repl.commands import COMMANDS, dispatch
 from butler_cli.repl.input import answer_input, chat_input
 from butler_cli.repl.markup import escape, markdown
@@ -71,6 +72,7 @@ class ChatRepl:
             lambda: _build(opts, self._saved)
         )
         self._answers: PromptSession[str] | None = None  # made on the first approval
+        self.tally = Tally()  # tokens spent this session, for /cost
 
     @property
     def console(self) -> Console:
@@ -96,7 +98,7 @@ class ChatRepl:
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
-        session = chat_input(Path(self.home_dir), list(COMMANDS))
+        session = chat_input(Path(self.home_dir), list(COMMANDS), self.argument_ids)
         print(  # plain print: rich is not loaded yet, so the prompt comes sooner
             f"butler · model {self.opts.model or ''} · policy {self.opts.policy or 'ask'} · "
             "/help for commands, Ctrl-D to leave"
@@ -163,6 +165,22 @@ class ChatRepl:
         for line in recap(record):
             self.console.out(visible(line), highlight=False)
 
+    def argument_ids(self, command: str) -> list[str]:
+        """The ids `/resume`, `/forget` and `/continue` take, for completion. Memory and
+        conversation ids wait for the butler: completion never blocks on its build."""
+        if command == "/resume":
+            from butler_cli.store.parks import ParkStore
+
+            summaries, _ = ParkStore(Path(self.home_dir)).scan()
+            return [s.id for s in summaries if s.status == "pending"]
+        if not self._ready.finished:
+            return []
+        if command == "/forget":
+            return [e.id for e in self.butler.memory.entries()]
+        if command == "/continue":
+            return [c.id for c in self.butler.conversations.recent(50)]
+        return []
+
     def _start_build(self, _app: object) -> None:
         self._ready.start()  # once; on later redraws it does nothing
 
@@ -192,6 +210,11 @@ class ChatRepl:
         return approval.ask(self.console, self._answers.prompt, state)
 
     def turn(self, text: str) -> None:
+        try:
+            text = attach(self, text)
+        except AttachRefused as exc:
+            self.console.out(f"{exc} — nothing was sent", highlight=False)
+            return
         try:
             report = self.conversation.send(text, self.ask, self.progress)
         except KeyboardInterrupt:
@@ -226,6 +249,8 @@ class ChatRepl:
         if report.text and report.status != "parked" and not shown:
             self.console.print(markdown(report.text))
         spent = [u for u in report.usage if u.input_tokens or u.output_tokens]
+        for used in spent:
+            self.tally.add(self.butler.model_spec, used)
         if spent:
             tokens_in = sum(u.input_tokens for u in spent)
             tokens_out = sum(u.output_tokens for u in spent)
