@@ -1,9 +1,13 @@
-"""The ``on_park`` hook: tell someone a task is waiting, without ever touching the task.
+"""Hooks: tell someone a task is waiting (or ended), without ever touching the task.
 
 A hook is either a command (an argv list, run without a shell, the event as JSON on its
 standard input, a scrubbed environment) or a URL the event is POSTed to as JSON. It runs after
 the park is on disk, within a timeout; whatever it does — fail, hang, print — is reported as
 one line and changes nothing about the park or the task.
+
+Two users: a schedule's own ``--on-park`` hook (:mod:`butler_cli.schedule.runner`), and the
+config file's ``[hooks]`` section (:class:`Hooks`: ``on_park``, ``on_done``, ``on_error``),
+fired by the app layer after every task report (:mod:`butler_cli.app.notify`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import os
 import shlex
 import signal
 import subprocess
-from dataclasses import dataclass
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from butler_cli.core.errors import UsageError
@@ -31,7 +37,7 @@ class Hook:
     timeout: float = DEFAULT_TIMEOUT
 
     @classmethod
-    def parse(cls, text: str, timeout: float = DEFAULT_TIMEOUT) -> Hook:
+    def parse(cls, text: str, timeout: float = DEFAULT_TIMEOUT, name: str = "on-park") -> Hook:
         """``http(s)://…`` is a URL; anything else is a command line split into an argv the
         way a shell would split it — but no shell ever runs it (no ``;``, ``|``, ``$(…)``)."""
         text = text.strip()
@@ -42,9 +48,9 @@ class Hook:
         try:
             argv = tuple(shlex.split(text))
         except ValueError as exc:
-            raise UsageError(f"the on-park command cannot be read: {exc}") from exc
+            raise UsageError(f"the {name} command cannot be read: {exc}") from exc
         if not argv:
-            raise UsageError("the on-park hook is empty: give a command or an http(s):// URL")
+            raise UsageError(f"the {name} hook is empty: give a command or an http(s):// URL")
         return cls(argv=argv, timeout=timeout)
 
     def to_json(self) -> str:
@@ -79,19 +85,95 @@ def park_event(
     }
 
 
-def fire(hook: Hook, event: dict[str, Any]) -> str | None:
-    """Run the hook once; None when it succeeded, else one line saying what went wrong."""
+#: The ``[hooks]`` events, in the order a person meets them, and what each task outcome fires.
+EVENTS = ("on_park", "on_done", "on_error")
+EVENT_OF_STATUS = {"parked": "on_park", "done": "on_done", "limit": "on_done", "failed": "on_error"}
+HOOKS_KEYS = (*EVENTS, "timeout_s")
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """The config file's ``[hooks]``: at most one hook per event, one timeout for all."""
+
+    by_event: Mapping[str, Hook] = field(default_factory=dict)
+
+    @classmethod
+    def from_table(cls, table: Any) -> Hooks:
+        """Check a ``[hooks]`` table. Each event takes an argv list (``["notify-send",
+        "butler"]``), an ``http(s)://`` URL, or one command line (split, never a shell);
+        ``timeout_s`` is seconds, more than 0. Anything else is a :class:`UsageError`."""
+        if not isinstance(table, dict) or set(table) - set(HOOKS_KEYS):
+            raise UsageError(
+                f'[hooks] takes {", ".join(HOOKS_KEYS)}: on_park = ["notify-send", "butler"] '
+                'or on_park = "http://127.0.0.1:8080/topic"'
+            )
+        timeout = table.get("timeout_s", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise UsageError("hooks.timeout_s must be a number of seconds, more than 0")
+        found: dict[str, Hook] = {}
+        for event in EVENTS:
+            value = table.get(event)
+            if value is None:
+                continue
+            if isinstance(value, str):
+                found[event] = Hook.parse(value, float(timeout), name=f"hooks.{event}")
+            elif value and isinstance(value, list) and all(isinstance(a, str) for a in value):
+                if not value[0].strip():
+                    raise UsageError(f"hooks.{event}: the program to run is empty")
+                found[event] = Hook(argv=tuple(value), timeout=float(timeout))
+            else:
+                raise UsageError(
+                    f"hooks.{event} must be a command as a list of strings or an http(s):// URL"
+                )
+        return cls(found)
+
+    def for_status(self, status: str) -> tuple[str, Hook] | None:
+        """The event a task outcome fires and its hook, if one is configured."""
+        event = EVENT_OF_STATUS.get(status)
+        hook = self.by_event.get(event) if event is not None else None
+        return (event, hook) if event is not None and hook is not None else None
+
+
+def task_event(
+    event: str,
+    status: str,
+    task: str,
+    park_id: str | None,
+    approval: Mapping[str, str | None] | None,
+    conversation: str | None,
+) -> dict[str, Any]:
+    """What a ``[hooks]`` hook is told: the event, the task's status and words, the
+    conversation; for a park its id, tool and title and the exact commands that decide it.
+    Never an argument value beyond the title, never an error text, never a key."""
+    body: dict[str, Any] = {"event": event, "status": status, "task": task}
+    if park_id is not None and status == "parked":
+        approval = approval or {}
+        body.update(
+            park_id=park_id,
+            tool=approval.get("tool"),
+            title=approval.get("title"),
+            approve=f"butler resume {park_id} --approve",
+            deny=f"butler resume {park_id} --deny",
+        )
+    if conversation is not None:
+        body["conversation"] = conversation
+    return body
+
+
+def fire(hook: Hook, event: dict[str, Any], label: str = "on-park hook") -> str | None:
+    """Run the hook once; None when it succeeded, else one line saying what went wrong
+    (``label`` names the hook in it)."""
     body = json.dumps(event, ensure_ascii=False).encode("utf-8")
     try:
-        return _post(hook, body) if hook.url else _run(hook, body)
+        return _post(hook, body, label) if hook.url else _run(hook, body, label)
     except Exception as exc:  # a hook never breaks the caller, whatever it raises
-        return f"on-park hook {hook.describe()} failed: {exc}"
+        return f"{label} {hook.describe()} failed: {exc}"
 
 
-def _run(hook: Hook, body: bytes) -> str | None:
+def _run(hook: Hook, body: bytes, label: str) -> str | None:
     from butler_cli.tools.redact import child_env
 
-    name = hook.describe()
+    name = f"{label} {hook.describe()}"
     try:
         proc = subprocess.Popen(
             list(hook.argv),
@@ -103,21 +185,35 @@ def _run(hook: Hook, body: bytes) -> str | None:
             close_fds=True,
         )
     except OSError as exc:
-        return f"on-park hook {name} could not start: {exc.strerror or exc}"
+        return f"{name} could not start: {exc.strerror or exc}"
     try:
         _, err = proc.communicate(body, timeout=hook.timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        return f"on-park hook {name} timed out after {hook.timeout:g} s and was stopped"
+        return f"{name} timed out after {hook.timeout:g} s and was stopped"
     if proc.returncode != 0:
         tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        return f"on-park hook {name} exited {proc.returncode}: {tail[0][:200]}"
+        return f"{name} exited {proc.returncode}: {tail[0][:200]}"
     return None
 
 
-def _post(hook: Hook, body: bytes) -> str | None:
+def _post(hook: Hook, body: bytes, label: str) -> str | None:
+    """POST on a thread of its own, waited for at most the timeout: a server that accepts and
+    then trickles its answer (each read within the socket timeout) cannot hold the caller."""
+    result: list[str | None] = []
+    thread = threading.Thread(
+        target=lambda: result.append(_post_now(hook, body, label)), name="hook-post", daemon=True
+    )
+    thread.start()
+    thread.join(hook.timeout)
+    if not result:  # still running: left behind, its socket timeout ends it
+        return f"{label} {hook.url} timed out after {hook.timeout:g} s and was abandoned"
+    return result[0]
+
+
+def _post_now(hook: Hook, body: bytes, label: str) -> str | None:
     import urllib.error
     import urllib.request
 
@@ -126,16 +222,18 @@ def _post(hook: Hook, body: bytes) -> str | None:
         hook.url,
         data=body,
         method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": "butler-on-park"},
+        headers={"Content-Type": "application/json", "User-Agent": "butler-hook"},
     )
     try:
         with urllib.request.urlopen(request, timeout=hook.timeout) as response:  # noqa: S310
             status = response.status
     except urllib.error.HTTPError as exc:
-        return f"on-park hook {hook.url} answered HTTP {exc.code}"
+        return f"{label} {hook.url} answered HTTP {exc.code}"
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        return f"on-park hook {hook.url} could not be reached: {reason}"
+        return f"{label} {hook.url} could not be reached: {reason}"
+    except Exception as exc:  # the thread must always leave a line behind
+        return f"{label} {hook.url} failed: {exc}"
     if not 200 <= status < 300:
-        return f"on-park hook {hook.url} answered HTTP {status}"
+        return f"{label} {hook.url} answered HTTP {status}"
     return None

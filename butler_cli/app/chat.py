@@ -66,7 +66,7 @@ class Conversation:
         if self.id is None:
             self.id = convs.begin(self.butler, "chat", text)
         base = len(self.messages)
-        report = self.butler.run_task(text, observer, history=self.messages)
+        report = self.butler.run_task(text, observer, history=self.messages, conversation=self.id)
         convs.record_turn(self.butler, self.id, report, base)
         report = self.decide(report, ask, observer)
         if report.status in ("done", "limit"):

@@ -38,7 +38,7 @@ SMTP_KEYS: dict[str, type[Any]] = {
 }
 TLS_MODES = ("starttls", "ssl", "none")
 PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
-TABLES = ("providers", "aliases", "smtp", "mcp", "sandbox")
+TABLES = ("providers", "aliases", "smtp", "mcp", "sandbox", "hooks")
 ENV = {
     "model": MODEL_ENV,
     "policy": "BUTLER_POLICY",
@@ -60,6 +60,9 @@ class Config:
     sandbox: dict[str, Any] = field(default_factory=dict)
     #: [aliases]: short names for model specs (fast = "openai:gpt-4o-mini"), for --model.
     aliases: dict[str, str] = field(default_factory=dict)
+    #: [hooks]: on_park, on_done, on_error (an argv list or a URL) and timeout_s, checked
+    #: here and turned into :class:`butler_cli.hooks.Hooks` where tasks run.
+    hooks: dict[str, Any] = field(default_factory=dict)
 
     def model_spec(self, given: str) -> str:
         """``given`` with an alias replaced by the spec it names (one level: no chains)."""
@@ -122,6 +125,7 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
     smtp: dict[str, Any] = {}
     mcp: dict[str, dict[str, Any]] = {}
     sandbox: dict[str, Any] = {}
+    hooks: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "providers":
             if not isinstance(value, dict):
@@ -154,6 +158,8 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
             if not isinstance(value.get("network", True), bool):
                 raise _bad(path, "sandbox.network must be true or false")
             sandbox = dict(value)
+        elif key == "hooks":
+            hooks = _hooks(value, path)
         elif key in TOP_KEYS:
             if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
                 raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
@@ -165,7 +171,17 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
                 path,
                 f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, *TABLES])}",
             )
-    return Config(values, providers, smtp, mcp, sandbox, aliases)
+    return Config(values, providers, smtp, mcp, sandbox, aliases, hooks)
+
+
+def _hooks(value: Any, path: Path) -> dict[str, Any]:
+    from butler_cli.hooks import Hooks  # only when there is a [hooks] section
+
+    try:
+        Hooks.from_table(value)
+    except UsageError as exc:
+        raise _bad(path, exc.message) from exc
+    return dict(value)
 
 
 def _mcp(value: Any, path: Path) -> dict[str, dict[str, Any]]:
