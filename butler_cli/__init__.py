@@ -1,6 +1,7 @@
 """butler: a personal butler in the terminal whose sensitive actions wait for a person.
 
-Policies import their verdict constructors from here: ``from butler_cli import allow, approve,
+Plug-ins import from :mod:`butler_cli.api`, the declared contract. The verdict constructors stay
+here too, for the policies that already import them: ``from butler_cli import allow, approve,
 refuse``.
 """
 

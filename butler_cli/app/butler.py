@@ -182,7 +182,7 @@ class Butler:
                     smtp=smtp,
                     sandbox=settings.sandbox if settings is not None else None,
                 ),
-                *(mcp.toolsets(policy.classify) if mcp is not None else []),
+                *(mcp.toolsets(policy.classify, policy.governs) if mcp is not None else []),
             ]
         )
         self.mcp = mcp

@@ -9,6 +9,8 @@ A policy spec is one of:
 The object is a callable ``classify(name, args)``, or has a ``classify`` method; a class is
 instantiated with no arguments first. An object with a ``butler_configure(settings)`` method is
 configured instead: that returns the policy (it gets the butler's home and ``--policy-file``).
+The contract is declared in :mod:`butler_cli.api`; the loaded object is kept, and its optional
+``governs(tool_name)`` is looked up on it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ class LoadedPolicy:
     #: Where its code lives (the module file, its bytecode cache, its package folder): the
     #: agent must not be able to rewrite the policy that judges it.
     files: tuple[Path, ...] = field(default=())
+    #: The policy object itself (configured or created): where ``governs`` is looked up.
+    policy: object = None
+
+    def governs(self, tool_name: str) -> bool:
+        """Whether the policy object claims ``tool_name`` for the gate (its optional
+        ``governs``); a policy without one claims nothing."""
+        claims = getattr(self.policy, "governs", None)
+        return callable(claims) and bool(claims(tool_name))
 
 
 def installed_policies() -> list[EntryPoint]:
@@ -80,7 +90,8 @@ def _from_entry_point(name: str, settings: PolicySettings) -> LoadedPolicy:
     except Exception as exc:
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     module = sys.modules.get(ep.module)
-    return LoadedPolicy(name, where, _validate(obj, where, settings), code_files(module))
+    policy, classify = _validate(obj, where, settings)
+    return LoadedPolicy(name, where, classify, code_files(module), policy)
 
 
 def _from_module(module: str, attr: str, settings: PolicySettings) -> LoadedPolicy:
@@ -90,8 +101,8 @@ def _from_module(module: str, attr: str, settings: PolicySettings) -> LoadedPoli
     except Exception as exc:
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     obj = _attr(mod, attr, where)
-    classify = _validate(obj, where, settings)
-    return LoadedPolicy(f"{module}:{attr}", where, classify, code_files(mod))
+    policy, classify = _validate(obj, where, settings)
+    return LoadedPolicy(f"{module}:{attr}", where, classify, code_files(mod), policy)
 
 
 def _from_file(path: Path, attr: str, settings: PolicySettings) -> LoadedPolicy:
@@ -112,8 +123,8 @@ def _from_file(path: Path, attr: str, settings: PolicySettings) -> LoadedPolicy:
         sys.modules.pop(name, None)
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     obj = _attr(mod, attr, where)
-    classify = _validate(obj, where, settings)
-    return LoadedPolicy(f"{path}:{attr}", where, classify, (path, *code_files(mod)))
+    policy, classify = _validate(obj, where, settings)
+    return LoadedPolicy(f"{path}:{attr}", where, classify, (path, *code_files(mod)), policy)
 
 
 def code_files(module: Any) -> tuple[Path, ...]:
@@ -138,7 +149,8 @@ def _attr(mod: Any, attr: str, where: str) -> Any:
         raise PolicyLoadError(f"policy {where}: the module has no '{attr}'") from exc
 
 
-def _validate(obj: Any, where: str, settings: PolicySettings) -> Policy:
+def _validate(obj: Any, where: str, settings: PolicySettings) -> tuple[object, Policy]:
+    """The policy object (configured or created) and the callable that classifies."""
     configure = getattr(obj, "butler_configure", None)
     if callable(configure):
         try:
@@ -156,9 +168,9 @@ def _validate(obj: Any, where: str, settings: PolicySettings) -> Policy:
             raise PolicyLoadError(f"policy {where} could not be created: {_one_line(exc)}") from exc
     method = getattr(obj, "classify", None)
     if callable(method):
-        return method  # type: ignore[no-any-return]
+        return obj, method
     if callable(obj):
-        return obj  # type: ignore[no-any-return]
+        return obj, obj
     raise PolicyLoadError(
         f"policy {where} is {type(obj).__name__}: neither callable nor with a classify method"
     )

@@ -164,13 +164,14 @@ class McpHub:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
 
-    def toolsets(self, policy: Policy | None) -> list[Toolset]:
-        """Benign tools inline; governed ones (config, a destructive hint, or a policy that
-        claims the name through an optional ``governs(tool_name)``) behind a gate."""
-        claims = getattr(getattr(policy, "__self__", policy), "governs", None)
+    def toolsets(
+        self, policy: Policy | None, governs: Callable[[str], bool] | None = None
+    ) -> list[Toolset]:
+        """Benign tools inline; governed ones (config, a destructive hint, or ``governs``: the
+        policy object's claim on the name, see ``LoadedPolicy.governs``) behind a gate."""
 
         def is_governed(t: McpTool) -> bool:
-            return t.governed or (callable(claims) and bool(claims(t.full_name)))
+            return t.governed or (governs is not None and governs(t.full_name))
 
         benign = [t for t in self.tools if not is_governed(t)]
         governed = [t for t in self.tools if is_governed(t)]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from butler_cli.api import Verdict
 
-def policy(name: str, args: dict[str, Any]) -> None:
+
+def policy(name: str, args: dict[str, Any]) -> Verdict | None:
     return None

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from butler_cli import refuse
-from butler_cli.core.verdicts import Verdict
+from butler_cli.api import Verdict, refuse
 
 
 def policy(name: str, args: dict[str, Any]) -> Verdict:

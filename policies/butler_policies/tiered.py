@@ -27,10 +27,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from butler_cli import Verdict, allow, approve, refuse
-from butler_cli.core.errors import PolicyLoadError
+from butler_cli.api import PolicyLoadError, PolicySettings, Verdict, allow, approve, refuse
 from butler_cli.core.patterns import arg_matches, compile_pattern
-from butler_cli.policy.settings import PolicySettings
 from butler_cli.store.files import read_text_regular
 
 RULES_FILE = "policy.toml"

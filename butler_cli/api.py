@@ -1,0 +1,200 @@
+"""The plug-in contract: everything a policy or tool plug-in author imports, from one place.
+
+A **policy** (``butler.policies`` entry point, ``module:attr`` or ``file.py:attr``) is a callable
+``classify(name, args)`` or an object with a ``classify`` method (see :class:`Policy`), returning
+:func:`allow`, :func:`approve`, :func:`refuse` or ``None`` (no opinion). A class is created with
+no arguments; an object with ``butler_configure(settings)`` is configured instead and returns
+the policy. An optional ``governs(tool_name) -> bool`` on the policy object claims MCP tools
+(benign by default) for the gate.
+
+A **tool plug-in** (``butler.tools`` entry point) is ``factory(context: ToolContext)`` returning
+a toolset or a list of them. :func:`tool` turns a typed function into a :class:`Tool` (a
+:class:`ToolSpec` and a validating runner); :func:`benign_toolset` and :func:`governed_toolset`
+put tools together.
+
+Nothing else of butler's internals is part of the contract: what is not exported here may
+change.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from butler_cli.core.errors import PolicyLoadError
+from butler_cli.core.gate import Gate, PathJudge
+from butler_cli.core.toolsets import FunctionToolset, Toolset, ToolSpec
+from butler_cli.core.verdicts import Verdict, allow, approve, refuse
+from butler_cli.policy.settings import PolicySettings
+from butler_cli.tools.plugins import ToolContext
+
+__all__ = [
+    "FunctionToolset",
+    "Gate",
+    "Policy",
+    "PolicyLoadError",
+    "PolicySettings",
+    "Tool",
+    "ToolContext",
+    "ToolSpec",
+    "Toolset",
+    "Verdict",
+    "allow",
+    "approve",
+    "benign_toolset",
+    "governed_toolset",
+    "refuse",
+    "tool",
+]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A policy object. Optional, looked up on the same object by the loader:
+
+    * ``governs(self, tool_name: str) -> bool`` — put that (MCP) tool behind the gate;
+    * ``butler_configure(settings: PolicySettings) -> Policy`` — a classmethod (or a function
+      attribute) called once at load time with the butler's home and ``--policy-file``.
+    """
+
+    def classify(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """The verdict on one governed call, or None for no opinion (the tool's default)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool built by :func:`tool`: its spec, and a runner that validates the model's
+    arguments first (a bad one is a ``ValueError`` naming the field: an error result)."""
+
+    spec: ToolSpec
+    fn: Callable[..., object]
+    model: type[BaseModel]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def check(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments as the function's type hints read them; ValueError naming each bad
+        field otherwise."""
+        try:
+            parsed = self.model.model_validate(args)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"'{'.'.join(str(p) for p in err['loc']) or '(arguments)'}': {err['msg']}"
+                for err in exc.errors(include_url=False)
+            )
+            raise ValueError(f"{self.name}: bad argument {problems}") from None
+        return {key: getattr(parsed, key) for key in type(parsed).model_fields}
+
+    def run(self, args: dict[str, Any]) -> str:
+        """Validate, then call the function; its return value is the result text."""
+        return str(self.fn(**self.check(args)))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> object:
+        """The decorated function still works as itself."""
+        return self.fn(*args, **kwargs)
+
+
+@overload
+def tool(fn: Callable[..., object], /) -> Tool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    default: Verdict | None = None,
+    path_args: Sequence[str] = (),
+) -> Callable[[Callable[..., object]], Tool]: ...
+def tool(
+    fn: Callable[..., object] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    default: Verdict | None = None,
+    path_args: Sequence[str] = (),
+) -> Tool | Callable[[Callable[..., object]], Tool]:
+    """``@tool`` or ``@tool(name=…, description=…, default=approve(…), path_args=(…))``.
+
+    The JSON schema comes from the type hints (pydantic; ``Annotated[str, Field(description=…)]``
+    describes a field), the description from the docstring. Unknown arguments are refused.
+    ``default`` and ``path_args`` matter for governed tools (see :class:`ToolSpec`).
+    """
+
+    def build(func: Callable[..., object]) -> Tool:
+        model = _arguments_model(func)
+        schema = _strip_titles(model.model_json_schema())
+        spec = ToolSpec(
+            name or func.__name__,
+            description or inspect.cleandoc(func.__doc__ or "").split("\n\n")[0] or func.__name__,
+            schema,
+            default,
+            tuple(path_args),
+        )
+        return Tool(spec, func, model)
+
+    return build(fn) if fn is not None else build
+
+
+def benign_toolset(tools: Iterable[Tool]) -> Toolset:
+    """Tools that run inline, without asking the policy."""
+    return FunctionToolset((t.spec, t.run) for t in tools)
+
+
+def governed_toolset(
+    tools: Iterable[Tool],
+    policy: Callable[[str, dict[str, Any]], object] | None,
+    *,
+    paths: PathJudge | None = None,
+) -> Toolset:
+    """Tools behind the gate, classified by ``policy`` (``context.policy``) before they run.
+    A call with bad arguments is refused before the policy or a person sees it."""
+    by_name = {t.name: t for t in tools}
+
+    def guard(name: str, args: dict[str, Any]) -> Verdict | None:
+        try:
+            by_name[name].check(args)
+        except ValueError as exc:
+            return refuse(str(exc))
+        return None
+
+    return Gate(
+        [t.spec for t in by_name.values()],
+        lambda name, args: by_name[name].run(args),
+        policy=policy,
+        guard=guard,
+        paths=paths,
+    )
+
+
+def _arguments_model(func: Callable[..., object]) -> type[BaseModel]:
+    hints = get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(func).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"@tool {func.__name__}: *args and **kwargs cannot be described")
+        hint = hints.get(param.name, Any)
+        fields[param.name] = (hint, ... if param.default is param.empty else param.default)
+    return create_model(
+        f"{func.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+
+
+def _strip_titles(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema without pydantic's generated ``title`` keys (noise for the model)."""
+    out = {k: v for k, v in schema.items() if k != "title"}
+    props = out.get("properties")
+    if isinstance(props, dict):
+        out["properties"] = {
+            key: {k: v for k, v in value.items() if k != "title"}
+            if isinstance(value, dict)
+            else value
+            for key, value in props.items()
+        }
+    return out

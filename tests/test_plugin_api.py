@@ -1,0 +1,120 @@
+"""The declared plug-in contract (``butler_cli.api``): a third-party tool plug-in written only
+against it, and a policy object whose ``governs`` claims an MCP tool."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import test_mcp
+import test_policies
+from conftest import call, json_lines, tool_results
+from test_policies import in_venv
+
+from butler_cli.api import benign_toolset, governed_toolset, tool
+from butler_cli.core.messages import ToolUseBlock
+
+#: The fixtures these tests share: the ACME package in a temp venv, the MCP notes server.
+acme_venv = test_policies.acme_venv
+notes = test_mcp.notes
+
+
+def test_tool_builds_the_schema_from_type_hints_and_names_a_bad_field() -> None:
+    @tool
+    def lookup(title: str, limit: int = 5) -> str:
+        """Look a title up.
+
+        More words the model need not see."""
+        return f"{title}:{limit}"
+
+    assert (lookup.spec.name, lookup.spec.description) == ("lookup", "Look a title up.")
+    schema = lookup.spec.input_schema
+    assert schema["properties"] == {
+        "title": {"type": "string"},
+        "limit": {"type": "integer", "default": 5},
+    }
+    assert schema["required"] == ["title"] and schema["type"] == "object"
+    tools = benign_toolset([lookup])
+    run = lambda **args: tools.run(ToolUseBlock(id="c", name="lookup", input=args))  # noqa: E731
+    assert run(title="tea").content == "tea:5"
+    for bad, field in (
+        ({"title": "t", "limit": "many"}, "limit"),
+        ({}, "title"),
+        ({"title": "t", "x": 1}, "x"),
+    ):
+        result = run(**bad)
+        assert result.is_error and f"'{field}'" in result.content, result
+
+
+def test_a_governed_typed_tool_refuses_bad_arguments_before_the_policy_sees_them() -> None:
+    seen: list[str] = []
+
+    @tool
+    def order(item: str, count: int) -> str:
+        return "ordered"
+
+    gate = governed_toolset([order], lambda name, args: seen.append(name))
+    verdict = gate.classify("order", {"item": "tea", "count": "lots"})  # type: ignore[attr-defined]
+    assert verdict.decision == "refuse" and "'count'" in verdict.reason and seen == []
+
+
+def test_a_typed_third_party_tool_plugin_runs_through_the_installed_butler(
+    acme_venv, butler_home, workdir, script
+) -> None:
+    listed = json.loads(in_venv(acme_venv, butler_home, workdir, "tools", "list", "--json").stdout)
+    rows = {r["name"]: r for r in listed}
+    assert rows["acme_lookup"]["kind"] == "benign" and "acme-typed" in rows["acme_lookup"]["source"]
+    assert (rows["acme_order"]["kind"], rows["acme_order"]["default"]) == ("governed", "approve")
+    model = script(
+        {
+            "tool_calls": [
+                call("acme_lookup", "ok", title="tea", limit=2),
+                call("acme_lookup", "bad", title="tea", limit="many"),
+                call("acme_order", "refused", item="tea", count="lots"),
+            ]
+        },
+        {"tool_calls": [call("acme_order", "o", item="tea", count=3)]},
+        {"text": "k"},
+    )
+    r = in_venv(acme_venv, butler_home, workdir, "run", "--model", model, "go", "--json")
+    assert r.returncode == 3, r.stderr  # the well-typed order waits for a person
+    ok, bad, refused = tool_results(r.stdout)[:3]
+    assert (ok["content"], ok["is_error"]) == ("tea ×2", False)
+    assert bad["is_error"] and "'limit'" in bad["content"] and "integer" in bad["content"]
+    assert refused["is_error"] and refused["content"].startswith("Refused (not run): acme_order")
+    assert "'count'" in refused["content"] and not (workdir / "orders.txt").exists()
+    park_id = json_lines(r.stdout)[0]["park_id"]
+    r = in_venv(acme_venv, butler_home, workdir, "resume", park_id, "--approve", "--json")
+    assert r.returncode == 0, r.stderr
+    assert (workdir / "orders.txt").read_text() == "tea 3\n"
+
+
+CLAIMING_POLICY = '''
+class Rules:
+    def classify(self, name, args):
+        return None
+
+
+class Claims:
+    """Its classify is another object's method: governs lives on this object only."""
+
+    def __init__(self):
+        self.classify = Rules().classify
+
+    def governs(self, tool_name):
+        return tool_name == "notes__lookup"
+
+
+policy = Claims()
+'''
+
+
+def test_a_policy_objects_governs_claims_an_mcp_tool(butler, script, notes, tmp_path: Path) -> None:
+    """The loader keeps the policy object: ``governs`` is asked of it, not of whatever object
+    its ``classify`` happens to be bound to."""
+    source = tmp_path / "claims.py"
+    source.write_text(CLAIMING_POLICY)
+    model = script({"tool_calls": [call("notes__lookup", "l", title="tea")]}, {"text": "k"})
+    r = butler("run", "--model", model, "go", "--json", "--policy", f"{source}:policy")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert json_lines(r.stdout)[0]["approval"]["tool"] == "notes__lookup"
