@@ -266,3 +266,30 @@ def test_a_decision_from_the_inbox_fires_on_done(
     parked, done = (e["event"] for e in events(out))
     assert (parked["event"], done["event"]) == ("on_park", "on_done")
     assert done["conversation"] == parked["conversation"]
+
+
+def test_a_chat_turn_fires_on_park_then_its_approval_on_done(
+    butler_home: Path, workdir: Path, recorder: tuple[str, Path]
+) -> None:
+    """In the chat (a real pty): the park fires on_park before the question, approving it at
+    the prompt fires on_done — both in the chat's own conversation."""
+    import pexpect
+    from conftest import spawn_butler
+
+    argv, out = recorder
+    configure(butler_home, f"on_park = {argv}\non_done = {argv}")
+    child = spawn_butler(["chat", "--model", PLAN], butler_home, workdir)
+    child.expect("you ›")
+    child.sendline("Write today's plan")
+    child.expect(r"Approve\? \[y/n/l/d/s(/w)?\]")
+    assert [e["event"]["event"] for e in events(out)] == ["on_park"]
+    child.sendline("y")
+    child.expect("you ›")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    parked, done = (e["event"] for e in events(out))
+    assert (parked["event"], done["event"]) == ("on_park", "on_done")
+    assert parked["conversation"] == done["conversation"] and done["conversation"].startswith("c-")
+    assert (workdir / "plan.txt").exists()
