@@ -21,9 +21,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
+from typing import Annotated, Any, Protocol, get_type_hints, overload, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.core.gate import Gate, PathJudge
@@ -90,7 +90,8 @@ class Tool:
                 for err in exc.errors(include_url=False)
             )
             raise ValueError(f"{self.name}: bad argument {problems}") from None
-        return {key: getattr(parsed, key) for key in type(parsed).model_fields}
+        fields = type(parsed).model_fields
+        return {str(info.alias): getattr(parsed, key) for key, info in fields.items()}
 
     def run(self, args: dict[str, Any]) -> str:
         """Validate, then call the function; its return value is the result text."""
@@ -173,17 +174,22 @@ def governed_toolset(
     )
 
 
+_ANNOTATED: Any = Annotated  # built at run time, from the function's own hints
+
+
 def _arguments_model(func: Callable[..., object]) -> type[BaseModel]:
     hints = get_type_hints(func, include_extras=True)
     fields: dict[str, Any] = {}
     for param in inspect.signature(func).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"@tool {func.__name__}: *args and **kwargs cannot be described")
-        hint = hints.get(param.name, Any)
-        fields[param.name] = (hint, ... if param.default is param.empty else param.default)
-    return create_model(
-        f"{func.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+        # Each field under a neutral name, the argument's name as its alias: an argument may be
+        # called ``json`` or ``model_name`` without shadowing pydantic's own attributes.
+        hint = _ANNOTATED[hints.get(param.name, Any), Field(alias=param.name)]
+        default = ... if param.default is param.empty else param.default
+        fields[f"arg{len(fields)}"] = (hint, default)
+    config = ConfigDict(extra="forbid", protected_namespaces=())
+    return create_model(f"{func.__name__}_arguments", __config__=config, **fields)
 
 
 def _strip_titles(schema: dict[str, Any]) -> dict[str, Any]:

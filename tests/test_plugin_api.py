@@ -4,8 +4,10 @@ against it, and a policy object whose ``governs`` claims an MCP tool."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
+import pytest
 import test_mcp
 import test_policies
 from conftest import call, json_lines, tool_results
@@ -44,6 +46,21 @@ def test_tool_builds_the_schema_from_type_hints_and_names_a_bad_field() -> None:
     ):
         result = run(**bad)
         assert result.is_error and f"'{field}'" in result.content, result
+
+
+def test_an_argument_may_have_a_name_pydantic_uses_itself() -> None:
+    """``json``, ``copy``, ``schema``, ``model_name``: the tool's arguments, not the model's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @tool
+        def save(json: str, copy: int, schema: str = "s", model_name: str = "m") -> str:
+            return f"{json}/{copy}/{schema}/{model_name}"
+
+    assert set(save.spec.input_schema["properties"]) == {"json", "copy", "schema", "model_name"}
+    assert save.run({"json": "j", "copy": 2}) == "j/2/s/m"
+    with pytest.raises(ValueError, match="'copy'"):
+        save.run({"json": "j", "copy": "two"})
 
 
 def test_a_governed_typed_tool_refuses_bad_arguments_before_the_policy_sees_them() -> None:
