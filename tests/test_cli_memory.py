@@ -135,7 +135,7 @@ class Recording:
 
 @pytest.fixture
 def recording(monkeypatch):
-    monkeypatch.setitem(PROVIDERS, "recording", lambda model, base_url, settings: Recording())
+    monkeypatch.setitem(PROVIDERS, "recording", lambda model, base_url, settings, options=None: Recording())
     Recording.systems = []
     return Recording
 
