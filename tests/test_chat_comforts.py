@@ -3,6 +3,7 @@ attachments and completion of the ids a command takes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pexpect
@@ -193,3 +194,51 @@ def test_arguments_complete_with_pending_memory_and_conversation_ids(
     child.expect(rf"\*{offered}")
     child.expect("you ›")
     assert leave(child) == 0
+
+
+def sleepers(marker: str) -> list[int]:
+    """The pids of processes whose command line holds ``marker`` (this test's own sleep)."""
+    import subprocess
+
+    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    return [int(p) for p in found.stdout.split()]
+
+
+def test_ctrl_c_stops_a_running_command_and_its_tree(
+    butler_home, workdir, script, allow_all
+) -> None:
+    """The program runs in its own session, so the terminal's Ctrl-C never reaches it: the
+    butler must kill its process group, and say what state it left things in."""
+    import os
+    import signal
+    import time
+
+    marker = "987.6543"  # an unusual sleep, so pgrep finds only this test's
+    argv = ["sh", "-c", f"sleep {marker} & sleep {marker}; wait"]
+    model = script(
+        {"tool_calls": [call("run_command", "r1", argv=argv)]}, {"text": "never reached"}
+    )
+    child = spawn(["chat", "--model", model, *allow_all[:2]], butler_home, workdir)
+    try:
+        child.sendline("run it")
+        index = child.expect([r"Approve\? \[y/n/l/d/s(/w)?\]", r"running \d+ s"])
+        if index == 0:  # no sandbox here: a person approves it
+            child.sendline("y")
+            child.expect(r"running \d+ s")  # the live line, with its elapsed time
+        deadline = time.monotonic() + 20
+        while len(sleepers(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(sleepers(marker)) >= 2
+        child.sendcontrol("c")
+        child.expect(r"stopped: run_command.* was interrupted; it may have partly run")
+        child.expect("you ›")
+        deadline = time.monotonic() + 10  # a generous bound: the kill is immediate
+        while sleepers(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sleepers(marker) == []
+        assert "never reached" not in child.before
+        assert leave(child) == 0
+    finally:
+        for pid in sleepers(marker):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

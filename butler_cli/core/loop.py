@@ -93,6 +93,9 @@ class LoopObserver:
         self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
     ) -> None: ...
 
+    def tool_started(self, call: ToolUseBlock) -> None:
+        """A call is about to run (after every check): it runs until ``tool_finished``."""
+
     def tool_finished(
         self, call: ToolUseBlock, result: ToolResultBlock, seconds: float
     ) -> None: ...
@@ -128,6 +131,10 @@ class Observers(LoopObserver):
     ) -> None:
         for o in self._all:
             o.round_classified(calls, verdicts, park_id)
+
+    def tool_started(self, call: ToolUseBlock) -> None:
+        for o in self._all:
+            o.tool_started(call)
 
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
         for o in self._all:
@@ -233,7 +240,9 @@ def run_loop(
         obs.round_classified(calls, verdicts, None)
         judge = fresh_judge(verdicts, answered)
         convo.append(
-            results_message(run_round(calls, toolbox, judge, NO_JOURNAL, obs.tool_finished))
+            results_message(
+                run_round(calls, toolbox, judge, NO_JOURNAL, obs.tool_finished, obs.tool_started)
+            )
         )
 
 
@@ -259,7 +268,7 @@ def continue_after_decision(
         return classify_call(toolbox, call, config)
 
     judge = resumed_judge(park, decision, toolbox, classify, obs.call_judged)
-    results = run_round(park.calls, toolbox, judge, journal, obs.tool_finished)
+    results = run_round(park.calls, toolbox, judge, journal, obs.tool_finished, obs.tool_started)
     convo = [*park.messages, results_message(results)]
     return run_loop(provider, toolbox, convo, config, sink, obs)
 

@@ -29,6 +29,8 @@ from butler_cli.core.verdicts import Verdict
 Judge = Callable[[ToolUseBlock, bool], ToolResultBlock | None]
 #: Told each result as it is recorded, with the seconds it took.
 Finished = Callable[[ToolUseBlock, ToolResultBlock, float], None]
+#: Told each call just before it runs (a display shows it running; an interrupt names it).
+Started = Callable[[ToolUseBlock], None]
 Classifier = Callable[[ToolUseBlock], Verdict]
 #: Told, for each governed call of a resumed round, the verdict that held and what came of it
 #: ("ran", "refused", "declined", "needs its own approval", "no approval on record",
@@ -64,6 +66,7 @@ def run_round(
     judge: Judge,
     journal: Journal,
     finished: Finished,
+    started: Started | None = None,
 ) -> list[ToolResultBlock]:
     """Give every call exactly one result, in order, running each at most once (X2)."""
     results: list[ToolResultBlock] = []
@@ -76,6 +79,8 @@ def run_round(
         result = judge(call, journal.was_started(call.id))
         if result is None:
             journal.mark_started(call.id)
+            if started is not None:
+                started(call)
             result = toolbox.run(call)
         journal.record_result(result)
         finished(call, result, time.perf_counter() - began)

@@ -7,9 +7,14 @@ from typing import Any
 
 from rich.live import Live
 
+from butler_cli.core.gate import default_title
+from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.provider import ModelResponse
+from butler_cli.repl.ticker import Ticker
+from butler_cli.tools.redact import redact
 from butler_cli.ui.markup import markdown
 from butler_cli.ui.progress import Progress
+from butler_cli.ui.text import visible
 
 
 class ChatProgress(Progress):
@@ -19,6 +24,9 @@ class ChatProgress(Progress):
         self._buffer: list[str] = []
         #: True when the last answer was already shown while it streamed.
         self.streamed = False
+        #: The title of the tool running now (or cut short by Ctrl-C), for the stop line.
+        self.running: str | None = None
+        self._ticker: Ticker | None = None
 
     def model_started(self) -> None:
         self.streamed = False
@@ -45,10 +53,27 @@ class ChatProgress(Progress):
         self._end_live()  # what streamed before the failure stays on the screen
         self.hide_spinner()
 
+    def tool_started(self, call: ToolUseBlock) -> None:
+        self.running = visible(default_title(call.name, redact(dict(call.input))))
+        if self.console.is_terminal:
+            self._ticker = Ticker(self._write, self.running)
+
+    def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
+        self._end_ticker()
+        self.running = None
+        super().tool_finished(call, result, seconds)
+
     def stop(self) -> None:
-        """End the spinner and any live region (also when a stream broke off)."""
+        """End the spinner, the running tool's line and any live region (also when a stream
+        broke off or Ctrl-C cut a tool short; ``running`` then still names that tool)."""
+        self._end_ticker()
         super().stop()
         self._end_live()
+
+    def _end_ticker(self) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
 
     def _end_live(self) -> None:
         if self._live is not None:

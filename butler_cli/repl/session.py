@@ -218,13 +218,26 @@ class ChatRepl:
         try:
             report = self.conversation.send(text, self.ask, self.progress)
         except KeyboardInterrupt:
-            self.progress.stop()
-            self.console.print("[yellow]cancelled[/yellow] — nothing more will run for that turn")
+            self.interrupted()
             return
         except ButlerError as exc:
             self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
             return
         self.render(report)
+
+    def interrupted(self) -> None:
+        """Ctrl-C in a turn: say what was cut short, and that nothing more runs for it."""
+        from butler_cli.repl.progress import ChatProgress
+
+        progress = self.progress
+        progress.stop()
+        running = progress.running if isinstance(progress, ChatProgress) else None
+        if isinstance(progress, ChatProgress) and running is not None:
+            progress.running = None
+            self.console.out(
+                f"stopped: {running} was interrupted; it may have partly run", highlight=False
+            )
+        self.console.print("[yellow]cancelled[/yellow] — nothing more will run for that turn")
 
     def resume(self, given_id: str) -> None:
         """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
@@ -238,6 +251,9 @@ class ChatRepl:
             else:  # decided but unfinished: recover; finished: refused with a clear line
                 report = self.conversation.resume(state.id, None, None, self.progress)
             report = self.conversation.decide(report, self.ask, self.progress)
+        except KeyboardInterrupt:
+            self.interrupted()
+            return
         except ButlerError as exc:
             self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
             return

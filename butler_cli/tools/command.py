@@ -5,8 +5,10 @@ shown. The program starts in the sandbox (:mod:`butler_cli.tools.sandbox`) with 
 environment (:func:`butler_cli.tools.redact.child_env`). Where no sandbox can start, every
 call asks a person, whatever the policy says.
 
-Bounded: at the timeout the whole tree is killed and reading stops (the call returns within
-the timeout plus a moment, even if a grandchild escaped and holds the output open); output is
+Bounded: at the timeout, or when Ctrl-C interrupts the butler (the program runs in a session
+of its own, so the terminal's signal never reaches it), the whole tree is killed and reading
+stops (the call returns within the timeout plus a moment, even if a grandchild escaped and
+holds the output open); output is
 capped while it streams, keeping the head and the tail and marking the cut, so memory is
 bounded by the cap, never by the program.
 """
@@ -185,7 +187,11 @@ class CommandTool:
             )
         except OSError as exc:
             raise RuntimeError(f"could not start {argv[0]!r}: {exc.strerror or exc}") from exc
-        kept, ended = _read_until(proc, time.monotonic() + timeout)
+        try:
+            kept, ended = _read_until(proc, time.monotonic() + timeout)
+        except BaseException:  # Ctrl-C: it runs in its own session, so no signal reached it
+            _kill_tree(proc)
+            raise
         if proc.poll() is None:  # the deadline came first
             _kill_tree(proc)
             return f"killed after {timeout:g} s (timeout)\n{kept.text()}"
