@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class TextBlock(BaseModel):
@@ -39,14 +39,6 @@ class ToolResultBlock(BaseModel):
     content: str
     is_error: bool = False
     outcome: ToolOutcome = "ran"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _outcome_of_older_parks(cls, data: Any) -> Any:
-        """Parks written before ``outcome`` existed: an error result counts as failed."""
-        if isinstance(data, dict) and "outcome" not in data and data.get("is_error"):
-            return {**data, "outcome": "failed"}
-        return data
 
 
 Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]

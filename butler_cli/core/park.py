@@ -121,6 +121,21 @@ class ParkState(BaseModel):
     started: list[str] = Field(default_factory=list)
     results: dict[str, ToolResultBlock] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _outcome_of_older_parks(cls, data: Any) -> Any:
+        """Parks written before results had ``outcome``: an error result counts as failed.
+        (Here, not on every result: a result is built each round, a park read rarely.)"""
+        if isinstance(data, dict) and isinstance(data.get("results"), dict):
+            results = {
+                cid: {**r, "outcome": "failed"}
+                if isinstance(r, dict) and "outcome" not in r and r.get("is_error")
+                else r
+                for cid, r in data["results"].items()
+            }
+            data = {**data, "results": results}
+        return data
+
     @model_validator(mode="after")
     def _one_identity_per_call(self) -> ParkState:
         """Verdicts and results are keyed by call id: a park whose ids repeat is refused."""

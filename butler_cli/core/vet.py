@@ -92,6 +92,9 @@ def vet_calls(
 
     ``known``: problems the provider already found (position in ``calls`` → what is wrong).
     """
+    one = len(calls) == 1 and not known and _PLAIN_ID.fullmatch(calls[0].id)
+    if one and problem_with(calls[0].input) is None:
+        return calls, {}  # the common round, without the general bookkeeping below
     kept: list[ToolUseBlock] = []
     refused: dict[str, ToolResultBlock] = {}
     for position, (call, ident) in enumerate(zip(calls, call_identities(calls), strict=True)):
