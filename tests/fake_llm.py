@@ -21,12 +21,15 @@ class Reply:
     drop_after: int | None = None  # close the connection mid-stream after N frames
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # think this long before answering (a spinner gets drawn)
+    hold_after: int | None = None  # send N frames, then wait for FakeLLM.release
 
 
 class FakeLLM:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
+        #: Set by a test to let a held stream (``Reply.hold_after``) go on.
+        self.release = threading.Event()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,6 +69,8 @@ class FakeLLM:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 for i, frame in enumerate(reply.events):
+                    if reply.hold_after is not None and i == reply.hold_after:
+                        fake.release.wait(30)
                     if reply.drop_after is not None and i >= reply.drop_after:
                         self.wfile.flush()
                         self.close_connection = True

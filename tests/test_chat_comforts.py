@@ -242,3 +242,34 @@ def test_ctrl_c_stops_a_running_command_and_its_tree(
         for pid in sleepers(marker):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("shape", ["paragraphs", "code", "one paragraph"])
+def test_an_answer_taller_than_the_screen_streams_visibly(
+    fake, butler_home, workdir, shape
+) -> None:
+    """rich's live region crops what does not fit with "...": a long answer must scroll as it
+    streams, its later paragraphs on the screen before the answer ends."""
+    from fake_llm import _chunk
+
+    ends = {"paragraphs": "\n\n", "code": "\n", "one paragraph": "\n"}[shape]
+    paragraphs = [f"Paragraph {n} says something.{ends}" for n in range(1, 41)]
+    if shape == "code":
+        paragraphs = ["Here:\n\n```\n", *paragraphs[:-1], paragraphs[-1] + "```\n"]
+    frames = [_chunk({"role": "assistant", "content": ""})]
+    frames += [_chunk({"content": p}) for p in paragraphs]
+    frames += [_chunk({}, "stop"), "data: [DONE]\n\n"]
+    held = 32 if shape == "code" else 31  # paragraphs 1-30 sent, then held
+    fake.replies = [Reply(events=frames, hold_after=held)]
+    args = ["chat", "--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
+    child = spawn_butler(args, butler_home, workdir, dimensions=(16, 80), OPENAI_API_KEY=KEY)
+    child.expect("you ›")
+    try:
+        child.sendline("tell me a lot")
+        child.expect(r"Paragraph\s+30\s+says\s+something", timeout=10)  # still streaming
+        assert "Paragraph 31" not in child.before
+    finally:
+        fake.release.set()
+    child.expect(r"Paragraph\s+40\s+says\s+something")
+    child.expect("you ›")
+    assert leave(child) == 0

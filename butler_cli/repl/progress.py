@@ -10,11 +10,24 @@ from rich.live import Live
 from butler_cli.core.gate import default_title
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.provider import ModelResponse
+from butler_cli.repl.scrolling import settle
 from butler_cli.repl.ticker import Ticker
 from butler_cli.tools.redact import redact
 from butler_cli.ui.markup import markdown
 from butler_cli.ui.progress import Progress
 from butler_cli.ui.text import visible
+
+
+class Wrapped:
+    """A renderable wrapped at the screen's width inside the live region. The chat's console
+    soft-wraps (the terminal folds what it prints), but a live region must know its height:
+    there, soft-wrapped lines were cropped at the right edge, for good once the answer ended."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield from console.render(self.inner, options.update(no_wrap=False, overflow="fold"))
 
 
 class ChatProgress(Progress):
@@ -39,7 +52,15 @@ class ChatProgress(Progress):
             self._live = Live(console=self.console, refresh_per_second=12, transient=False)
             self._live.start()
         self._buffer.append(delta)
-        self._live.update(markdown("".join(self._buffer)))
+        text = "".join(self._buffer)
+        width, height = self.console.size
+        cut = settle(text, width, height)
+        if cut is not None:  # too tall to show whole: print the settled part for good
+            settled, text = cut
+            self._buffer = [text]
+            self.console.print(markdown(settled))
+            self.console.print()
+        self._live.update(Wrapped(markdown(text)))
 
     def model_finished(self, response: ModelResponse) -> None:
         streaming = self._live is not None
@@ -77,6 +98,6 @@ class ChatProgress(Progress):
 
     def _end_live(self) -> None:
         if self._live is not None:
-            self._live.update(markdown("".join(self._buffer)))
+            self._live.update(Wrapped(markdown("".join(self._buffer))))
             self._live.stop()
             self._live = None
