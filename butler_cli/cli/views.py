@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from butler_cli.core.gate import default_title
 from butler_cli.core.park import ParkState
 from butler_cli.tools.redact import redact
 from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json
 
 
@@ -38,13 +38,6 @@ def park_details(console: Console, state: ParkState) -> None:
         note = f" — {escape(state.decision.note)}" if state.decision.note else ""
         console.print(f"  decision: {word} at {state.decided_at}{note}")
     console.print("  calls in the parked round:")
-    for call in state.calls:
-        saved = state.verdicts.get(call.id)
-        verdict = saved.decision if saved is not None else "benign"
-        result = state.results.get(call.id)
-        outcome = ""
-        if result is not None:
-            outcome = " → " + ("error: " if result.is_error else "") + result.content[:200]
-        title = default_title(call.name, redact(dict(call.input)))
-        console.print(f"    {escape(f'[{verdict}]')} {escape(title)}{escape(outcome)}")
+    for row in call_rows(state, 200):
+        console.print(f"    {escape(f'[{row.verdict}]')} {escape(row.title)}{escape(row.outcome)}")
     console.print(f"  conversation: {len(state.messages)} messages (--json shows them all)")

@@ -8,11 +8,11 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from butler_cli.core.gate import default_title
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run
 from butler_cli.serve.data import Problem, Waiting
 from butler_cli.tools.redact import redact
+from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json, visible
 
 
@@ -139,15 +139,8 @@ def park_page(
         note = f" — {v(state.decision.note)}" if state.decision.note else ""
         rows.append(("decision", f"{word} at {h(state.decided_at)}{note}"))
     calls = []
-    for call in state.calls:
-        saved = state.verdicts.get(call.id)
-        verdict = saved.decision if saved is not None else "benign"
-        result = state.results.get(call.id)
-        outcome = ""
-        if result is not None:
-            outcome = " → " + ("error: " if result.is_error else "") + result.content[:400]
-        title = default_title(call.name, redact(dict(call.input)))
-        calls.append(f"<li>[{h(verdict)}] {v(title)}{v(outcome)}</li>")
+    for row in call_rows(state, 400):
+        calls.append(f"<li>[{h(row.verdict)}] {v(row.title)}{v(row.outcome)}</li>")
     audit = [
         f"<tr><td>{h(e.get('ts'))}</td><td>{h(e.get('event'))}</td><td>{v(e.get('tool'))}</td>"
         f"<td>{v(str(_outcome(e)))}</td><td>{v(e.get('note') or e.get('reason') or '')}</td>"

@@ -24,6 +24,21 @@ class AuditLog:
     def __init__(self, home: Path) -> None:
         self.path = home / AUDIT_FILE
 
+    def _write(
+        self, event: str, park: str | None, tool: str, args: dict[str, Any], **fields: object
+    ) -> None:
+        """One line: time, event, park, tool, the arguments' hash (never their values), and
+        the event's own fields."""
+        line = {
+            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "event": event,
+            "park": park,
+            "tool": tool,
+            "args_sha256": args_digest(args),
+            **fields,
+        }
+        append_line(self.path, compact_json(line))
+
     def record(
         self,
         event: str,
@@ -34,16 +49,9 @@ class AuditLog:
         outcome: str,
         text: str | None = None,
     ) -> None:
-        line = {
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "event": event,
-            "park": park,
-            "tool": tool,
-            "args_sha256": args_digest(args),
-            event: outcome,
-            "reason" if event == "verdict" else "note": text,
-        }
-        append_line(self.path, compact_json(line))
+        """A verdict (``verdict`` + ``reason``) or a person's decision (``decision`` + ``note``)."""
+        fields = {event: outcome, "reason" if event == "verdict" else "note": text}
+        self._write(event, park, tool, args, **fields)
 
     def record_judged(
         self,
@@ -57,28 +65,9 @@ class AuditLog:
     ) -> None:
         """A governed call of a resumed park, judged again: the verdict that held and what
         came of it (ran, refused, declined, needs its own approval, …)."""
-        line = {
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "event": "resume",
-            "park": park,
-            "tool": tool,
-            "args_sha256": args_digest(args),
-            "verdict": verdict,
-            "reason": reason,
-            "outcome": outcome,
-        }
-        append_line(self.path, compact_json(line))
+        self._write("resume", park, tool, args, verdict=verdict, reason=reason, outcome=outcome)
 
     def record_grant(self, *, number: int, tool: str, scope: str, args: dict[str, Any]) -> None:
         """A person granted an approval for the rest of a chat session. ``scope`` is
         "exact" or the argument names a widened grant covers — never their values."""
-        line = {
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "event": "grant",
-            "park": None,
-            "tool": tool,
-            "args_sha256": args_digest(args),
-            "grant": number,
-            "scope": scope,
-        }
-        append_line(self.path, compact_json(line))
+        self._write("grant", None, tool, args, grant=number, scope=scope)

@@ -44,12 +44,9 @@ def write_atomic(path: Path, data: bytes, before_rename: Callable[[], None] | No
     ensure_private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_durably(
+            os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), data
+        )
     except OSError as exc:
         _discard(tmp)
         raise _unwritten(path, exc) from exc
@@ -74,10 +71,15 @@ def _unwritten(path: Path, exc: OSError) -> StorageError:
     )
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_durably(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the open ``fd``, fsync it and close it (closed on error too)."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(path: Path) -> None:
@@ -98,11 +100,7 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     except OSError as exc:
         raise _unwritten(path, exc) from exc
     try:
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_durably(fd, data)
     except OSError as exc:
         _discard(path)  # ours alone (O_EXCL): a half-written new file must not stay
         raise _unwritten(path, exc) from exc
