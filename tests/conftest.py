@@ -141,3 +141,13 @@ def spawn_butler(
         timeout=20,
         dimensions=dimensions,
     )
+
+
+@pytest.fixture
+def fake() -> Any:
+    """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats."""
+    from fake_llm import FakeLLM
+
+    server = FakeLLM()
+    yield server
+    server.close()

@@ -26,13 +26,6 @@ def classify(name, args):
 
 
 @pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def split_policy(tmp_path: Path) -> list[str]:
     path = tmp_path / "split_policy.py"
     path.write_text(SPLIT_POLICY)

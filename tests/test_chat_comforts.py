@@ -14,13 +14,6 @@ from fake_llm import FakeLLM, Reply, openai_stream
 KEY = "sk-test-DO-NOT-LEAK-1234567890"
 
 
-@pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
-
-
 def spawn(args: list[str], home, cwd, **env: str) -> pexpect.spawn:
     child = spawn_butler(args, home, cwd, **env)
     child.expect("you ›")

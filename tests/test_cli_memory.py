@@ -135,7 +135,9 @@ class Recording:
 
 @pytest.fixture
 def recording(monkeypatch):
-    monkeypatch.setitem(PROVIDERS, "recording", lambda model, base_url, settings, options=None: Recording())
+    monkeypatch.setitem(
+        PROVIDERS, "recording", lambda model, base_url, settings, options=None: Recording()
+    )
     Recording.systems = []
     return Recording
 

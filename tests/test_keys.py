@@ -32,13 +32,6 @@ def files_holding(root: Path, needle: str) -> list[Path]:
     return hits
 
 
-@pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
-
-
 def test_a_canary_key_never_reaches_the_home_or_the_screen(
     butler, script, butler_home, tmp_path, fake
 ) -> None:

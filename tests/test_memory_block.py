@@ -35,13 +35,6 @@ FACTS = [
 ]
 
 
-@pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
-
-
 def provider_args(kind: str, fake: FakeLLM) -> tuple[list[str], dict[str, str]]:
     model, suffix, env, _ = PROVIDERS[kind]
     return ["--model", model, "--base-url", fake.url + suffix], {env: KEY}

@@ -8,19 +8,12 @@ import json
 
 import pytest
 from conftest import call, json_lines
-from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream, split
+from fake_llm import Reply, anthropic_stream, openai_stream, split
 
 KEY = "sk-test-models-0123456789"
 ANTHROPIC = {"ANTHROPIC_API_KEY": KEY}
 OPEN = "<!-- butler:memory -->"
 CLOSE = "<!-- /butler:memory -->"
-
-
-@pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
 
 
 def with_cache_usage(frames: list[str], read: int, write: int) -> list[str]:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 
 import pexpect
-import pytest
 from conftest import spawn_butler
-from fake_llm import FakeLLM, Reply, openai_stream
+from fake_llm import Reply, openai_stream
 
 KEY = "sk-test-progress-1234567890"
 CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
@@ -44,13 +43,6 @@ def screen(raw: str) -> list[str]:
             col += 1
         i += 1
     return [line.rstrip() for line in lines if line.strip()]
-
-
-@pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
 
 
 def test_the_spinner_shows_while_the_model_thinks_and_is_gone_after(

@@ -12,13 +12,6 @@ from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream, split
 KEY = "sk-test-DO-NOT-LEAK-1234567890"
 
 
-@pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
-
-
 PROVIDERS = {
     "openai": ("openai:gpt-test", "/v1", "OPENAI_API_KEY", openai_stream),
     "anthropic": ("anthropic:claude-test", "", "ANTHROPIC_API_KEY", anthropic_stream),

@@ -14,7 +14,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from conftest import call, json_lines, tool_results
-from fake_llm import FakeLLM, Reply, anthropic_stream
+from fake_llm import Reply, anthropic_stream
 from test_keys import ASK_FOR_WRITES, ENV_SERVER, files_holding
 
 CANARY = "sk-stored-CANARY-7f3a9c2e"
@@ -25,13 +25,6 @@ def sent_key(request: dict) -> str:
     """The key a request carried (the SDK sends x-api-key or a bearer token)."""
     headers = request["headers"]
     return headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
-
-
-@pytest.fixture
-def fake():
-    server = FakeLLM()
-    yield server
-    server.close()
 
 
 @pytest.fixture
