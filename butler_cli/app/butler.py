@@ -81,7 +81,8 @@ def start_mcp(settings: Config) -> McpHub | None:
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    """UTC, to the millisecond: parks made in the same second still sort newest first."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class AuditObserver(LoopObserver):
