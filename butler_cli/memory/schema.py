@@ -13,6 +13,7 @@ from pathlib import Path
 from butler_cli.core.errors import UsageError
 from butler_cli.memory.entries import now_ts
 from butler_cli.store.files import ensure_private_dir
+from butler_cli.store.migrations import apply_migrations
 
 #: Named, append-only: a migration is never edited once shipped; new ones go at the end.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -70,18 +71,4 @@ def empty_db() -> sqlite3.Connection:
 
 def migrate(db: sqlite3.Connection) -> None:
     """Apply the migrations not yet applied, each in its own transaction."""
-    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    done = {r[0] for r in db.execute("SELECT name FROM migrations")}
-    for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT 1 FROM migrations WHERE name=?", (name,)).fetchone() is None:
-                for statement in filter(str.strip, sql.split(";")):
-                    db.execute(statement)
-                db.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ts()))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    apply_migrations(db, MIGRATIONS, now_ts)

@@ -28,6 +28,7 @@ from typing import Any
 from butler_cli.core.errors import UsageError
 from butler_cli.memory.search import every_term, index_terms
 from butler_cli.store.files import ensure_private_dir
+from butler_cli.store.migrations import apply_migrations
 
 DB_FILE = "conversations.db"
 PREFIX = "c-"
@@ -358,18 +359,4 @@ def _open(path: Path) -> sqlite3.Connection:
 
 def _migrate(db: sqlite3.Connection) -> None:
     """Apply the migrations not yet applied, each in its own transaction."""
-    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
-    done = {r[0] for r in db.execute("SELECT name FROM migrations")}
-    for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT 1 FROM migrations WHERE name=?", (name,)).fetchone() is None:
-                for statement in filter(str.strip, sql.split(";")):
-                    db.execute(statement)
-                db.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ts()))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    apply_migrations(db, MIGRATIONS, now_ts)
