@@ -265,3 +265,21 @@ def test_the_macos_profile_states_the_same_rules(tmp_path) -> None:
     assert f'(deny file-read* file-write* (subpath "{home}"))' in profile
     assert f'(deny file-read* file-write* (literal "{key}"))' in profile
     assert profile.rstrip().endswith("(deny network*)")
+
+
+@needs_bwrap
+def test_a_program_installed_under_tmp_still_runs(butler, script, allow_all, tmp_path) -> None:
+    """The sandbox's fresh /tmp must not hide the program itself: a tool (or a whole virtual
+    environment, as in a CI checkout under /tmp) installed below /tmp runs, read-only."""
+    tools = Path("/tmp") / f"butler-sandbox-tools-{os.getpid()}-{tmp_path.name}"
+    tools.mkdir()
+    try:
+        hello = tools / "hello-from-tmp"
+        hello.write_text('#!/bin/sh\necho hello from tmp\necho x > "$0.written" || echo ro\n')
+        hello.chmod(0o755)
+        path = f"{tools}{os.pathsep}{os.environ['PATH']}"
+        [out], _ = run_commands(butler, script, allow_all, ["hello-from-tmp"], env={"PATH": path})
+        assert out.startswith("exit status 0\nhello from tmp"), out
+        assert "Read-only file system" in out and not (tools / "hello-from-tmp.written").exists()  # read-only
+    finally:
+        shutil.rmtree(tools, ignore_errors=True)

@@ -65,7 +65,9 @@ class Sandbox:
         masks = _masks(hidden, roots)
         gits = git_dirs(cwd, roots)
         if self.kind == "bubblewrap":
-            return [self.program, *bwrap_args(cwd, roots, gits, masks, network), "--", *argv]
+            under_tmp = programs_under_tmp(argv)
+            args = bwrap_args(cwd, roots, gits, masks, network, under_tmp)
+            return [self.program, *args, "--", *argv]
         profile = seatbelt_profile(roots, gits, masks, network)
         return [self.program, "-p", profile, *argv]
 
@@ -102,16 +104,34 @@ def detect_sandbox() -> Sandbox:
     return Sandbox("bubblewrap", program)
 
 
+def programs_under_tmp(argv: Sequence[str]) -> list[Path]:
+    """Folders under /tmp the program needs to start, which the fresh /tmp would hide: its
+    own folder (found on PATH), the folders on PATH, and this Python's prefixes (a virtual
+    environment made under /tmp runs there). They come back read-only."""
+    tmp = Path("/tmp")
+    found = shutil.which(argv[0]) if argv else None
+    candidates = [Path(found).parent] if found else []
+    candidates += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    candidates += [Path(p) for p in {sys.prefix, sys.exec_prefix, sys.base_prefix}]
+    kept: list[Path] = []
+    for path in candidates:
+        real = Path(os.path.realpath(path))
+        if real != tmp and tmp in real.parents and real.is_dir() and real not in kept:
+            kept.append(real)
+    return kept
+
+
 def bwrap_args(
     cwd: Path,
     roots: Sequence[Path],
     gits: Sequence[Path],
     masks: Sequence[Path],
     network: bool,
+    under_tmp: Sequence[Path] = (),
 ) -> list[str]:
-    """bubblewrap's options, in mount order: read-only everything, a fresh /tmp, the allowed
-    roots writable, fresh /dev and /proc, ``.git`` read-only again, the butler's files hidden
-    last."""
+    """bubblewrap's options, in mount order: read-only everything, a fresh /tmp (with the
+    program's own folders under /tmp bound back read-only), the allowed roots writable, fresh
+    /dev and /proc, ``.git`` read-only again, the butler's files hidden last."""
     args = [
         "--die-with-parent",
         "--unshare-pid",
@@ -125,6 +145,8 @@ def bwrap_args(
     if not network:
         args.append("--unshare-net")
     args += ["--ro-bind", "/", "/", "--tmpfs", "/tmp"]
+    for path in under_tmp:
+        args += ["--ro-bind", str(path), str(path)]
     for root in sorted(roots, key=lambda p: len(p.parts)):
         args += ["--bind", str(root), str(root)]
     # after the roots: even a root of "/" cannot bring back the host's /proc or /dev
