@@ -280,6 +280,8 @@ def test_a_program_installed_under_tmp_still_runs(butler, script, allow_all, tmp
         path = f"{tools}{os.pathsep}{os.environ['PATH']}"
         [out], _ = run_commands(butler, script, allow_all, ["hello-from-tmp"], env={"PATH": path})
         assert out.startswith("exit status 0\nhello from tmp"), out
-        assert "Read-only file system" in out and not (tools / "hello-from-tmp.written").exists()  # read-only
+        assert (
+            "Read-only file system" in out and not (tools / "hello-from-tmp.written").exists()
+        )  # read-only
     finally:
         shutil.rmtree(tools, ignore_errors=True)
