@@ -8,17 +8,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.app import conversations as convs
+from butler_cli.app.audit import AuditObserver
 from butler_cli.app.config import Config, load_config, with_defaults
+from butler_cli.app.decisions import check_ledger, decision_for, now_iso, record_decision
 from butler_cli.app.notify import Notifier
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
-from butler_cli.core.errors import ParkError, UsageError
+from butler_cli.core.errors import UsageError
 from butler_cli.core.grants import Grant, GrantBook, canonical
 from butler_cli.core.loop import (
     DEFAULT_MAX_ROUNDS,
@@ -31,15 +32,13 @@ from butler_cli.core.loop import (
     continue_after_decision,
     run_loop,
 )
-from butler_cli.core.messages import Message, ToolUseBlock
+from butler_cli.core.messages import Message
 from butler_cli.core.park import (
     Decision,
     ParkState,
     RunContext,
-    read_decision,
 )
 from butler_cli.core.provider import ModelRequest, Provider
-from butler_cli.core.verdicts import Verdict
 from butler_cli.memory.capture import capture_turn
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
 from butler_cli.memory.tools import MemoryTools
@@ -78,45 +77,6 @@ def start_mcp(settings: Config) -> McpHub | None:
             file=sys.stderr,
         )
     return hub
-
-
-def now_iso() -> str:
-    """UTC, to the millisecond: parks made in the same second still sort newest first."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-class AuditObserver(LoopObserver):
-    """Writes one audit line per governed verdict, with the park id when the round parked, and
-    one per governed call judged again when a park is resumed (``resumed``: that park's id)."""
-
-    def __init__(self, audit: AuditLog, resumed: str | None = None) -> None:
-        self.audit = audit
-        self.resumed = resumed
-
-    def call_judged(self, call: ToolUseBlock, verdict: Verdict | None, outcome: str) -> None:
-        self.audit.record_judged(
-            park=self.resumed,
-            tool=call.name,
-            args=call.input,
-            verdict=verdict.decision if verdict is not None else None,
-            reason=verdict.reason if verdict is not None else None,
-            outcome=outcome,
-        )
-
-    def round_classified(
-        self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
-    ) -> None:
-        for call in calls:
-            verdict = verdicts.get(call.id)
-            if verdict is not None:
-                self.audit.record(
-                    "verdict",
-                    park=park_id,
-                    tool=call.name,
-                    args=call.input,
-                    outcome=verdict.decision,
-                    text=verdict.reason,
-                )
 
 
 DEFAULT_PERSONA = (
@@ -427,8 +387,8 @@ def resume_park(
     park_id = store.resolve_id(given_id)
     state = store.load(park_id)
     # Checked again under the lock; here so a finished park is refused before a model loads.
-    _check_ledger(state, DecisionLedger(home).events_for(park_id))
-    _decision_for(state, approved, note)
+    check_ledger(state, DecisionLedger(home).events_for(park_id))
+    decision_for(state, approved, note)
     with butler_for_park(state, opts, home) as butler:
         return butler.resume(park_id, approved, note, observer)
 
@@ -447,71 +407,3 @@ def butler_for_park(
         grants=grants,
         recorded_block=state.context.memory_block if same_memory else None,
     )
-
-
-def record_decision(
-    store: ParkStore, audit: AuditLog, state: ParkState, approved: bool | None, note: str | None
-) -> Decision:
-    """Record a person's decision exactly once; call it holding the park's lock.
-
-    The decided-park ledger is checked first (a park file put back is refused); a pending park
-    becomes decided on disk, then in the ledger, then in the audit log — all before anything
-    runs. A decided one (a crash mid-way) keeps its recorded decision."""
-    ledger = DecisionLedger(store.home)
-    events = ledger.events_for(state.id)
-    _check_ledger(state, events)
-    decision = _decision_for(state, approved, note)
-    if state.status == "pending":
-        state.status = "decided"
-        state.decision = decision
-        state.decided_at = now_iso()
-        store.save(state)  # the decision is durable before anything runs
-        ledger.record(state.id, "decided")  # ...and so is the ledger's line
-        audit.record(
-            "decision",
-            park=state.id,
-            tool=state.approval.tool,
-            args=state.approved_arguments(),
-            outcome="approve" if decision.approved else "deny",
-            text=decision.note,
-        )
-        crash_point("decision-written")
-    elif "decided" not in events:  # the ledger line was lost with a crash or a full disk
-        ledger.record(state.id, "decided")
-    return decision
-
-
-def load_park(given_id: str) -> ParkState:
-    store = ParkStore(butler_home())
-    return store.load(store.resolve_id(given_id))
-
-
-def _check_ledger(state: ParkState, events: set[str]) -> None:
-    """The park file is not its own only record: a copy put back is refused (exit 5)."""
-    # A finished park says so itself (_decision_for); an unfinished one the ledger has seen
-    # finish, or a pending one the ledger has seen decided, is a copy put back.
-    restored = (state.status != "resolved" and "resolved" in events) or (
-        state.status == "pending" and "decided" in events
-    )
-    if restored:
-        raise ParkError(
-            f"park {state.id} was already decided (the decided-park ledger says so); this copy "
-            "of its file was restored or altered, and it never runs twice. The file is left as "
-            "it is"
-        )
-
-
-def _decision_for(state: ParkState, approved: bool | None, note: str | None) -> Decision:
-    path = f"park {state.id}"
-    if state.status == "resolved":
-        recorded = "approved" if state.decision and state.decision.approved else "denied"
-        raise ParkError(f"{path} was already {recorded} and finished; it never runs twice")
-    if state.status == "decided":
-        recorded_decision = read_decision(state.decision)
-        if approved is not None and approved != recorded_decision.approved:
-            was = "approved" if recorded_decision.approved else "denied"
-            raise ParkError(f"{path} was already {was}; a different decision is refused")
-        return recorded_decision  # recovery after a crash: no new decision needed
-    if approved is None:
-        return read_decision(None)
-    return Decision(approved=approved, note=note or None)

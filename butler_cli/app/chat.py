@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from butler_cli.app import conversations as convs
-from butler_cli.app.butler import Butler, load_park, resume_park
+from butler_cli.app.butler import Butler, resume_park
+from butler_cli.app.decisions import load_park
 from butler_cli.app.options import RunOptions
 from butler_cli.app.report import TaskReport
 from butler_cli.core.grants import Grant, GrantBook

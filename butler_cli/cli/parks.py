@@ -37,7 +37,7 @@ def show(
     json_out: Json = False,
 ) -> None:
     """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""
-    from butler_cli.app.butler import load_park
+    from butler_cli.app.decisions import load_park
     from butler_cli.cli import render
     from butler_cli.cli.views import park_details
 

@@ -56,7 +56,8 @@ def resume(
     Without --approve/--deny on a terminal it shows the action and asks; with no terminal
     that is a usage error and nothing changes. Model and policy default to the ones the park
     was made with; the policy is asked again before the action runs."""
-    from butler_cli.app.butler import load_park, resume_park
+    from butler_cli.app.butler import resume_park
+    from butler_cli.app.decisions import load_park
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli.options import output_format

@@ -241,7 +241,7 @@ class ChatRepl:
 
     def resume(self, given_id: str) -> None:
         """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
-        from butler_cli.app.butler import load_park
+        from butler_cli.app.decisions import load_park
         from butler_cli.app.report import TaskReport
 
         try:
