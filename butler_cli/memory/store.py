@@ -24,7 +24,7 @@ from butler_cli.memory.entries import (
     now_ts,
     sort_m3,
 )
-from butler_cli.memory.schema import empty_db, open_db
+from butler_cli.memory.schema import memory_database
 from butler_cli.memory.search import every_term, index_terms, phrase_of, query_terms, quote_term
 
 DB_FILE = "memory.db"
@@ -66,32 +66,22 @@ class MemoryStore:
             raise UsageError(f"profile '{profile}' must be letters, digits, - or _")
         self.path = path
         self.profile = profile
-        self._db: sqlite3.Connection | None = None
-        self._empty: sqlite3.Connection | None = None
+        self._file = memory_database(path)
 
     # -- connection ------------------------------------------------------------------------
     @property
     def db(self) -> sqlite3.Connection:
         """The database file, created (with the home) on first use: for writes."""
-        if self._db is None:
-            self._db = open_db(self.path)
-        return self._db
+        return self._file.db
 
     @property
     def reader(self) -> sqlite3.Connection:
         """The database for a read. Before the file exists, an empty in-memory one of the same
         schema: listing, searching or showing the block on a fresh home creates nothing."""
-        if self._db is None and not self.path.exists():
-            if self._empty is None:
-                self._empty = empty_db()
-            return self._empty
-        return self.db
+        return self._file.reader
 
     def close(self) -> None:
-        for db in (self._db, self._empty):
-            if db is not None:
-                db.close()
-        self._db = self._empty = None
+        self._file.close()
 
     # -- writes ----------------------------------------------------------------------------
     def remember(
@@ -140,7 +130,7 @@ class MemoryStore:
     def forget(self, ids: str | Iterable[str]) -> int:
         """Forget entries of this profile by id; returns how many existed."""
         wanted = [ids] if isinstance(ids, str) else list(ids)
-        if not wanted or (self._db is None and not self.path.exists()):
+        if not wanted or not self._file.exists:
             return 0  # nothing to forget: the file is not created for it
         db = self.db
         gone = 0

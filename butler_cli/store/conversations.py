@@ -15,7 +15,6 @@ listing reads one index, so thousands of conversations open as fast as none.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import sqlite3
@@ -27,8 +26,7 @@ from typing import Any
 
 from butler_cli.core.errors import UsageError
 from butler_cli.memory.search import every_term, index_terms
-from butler_cli.store.files import ensure_private_dir
-from butler_cli.store.migrations import apply_migrations
+from butler_cli.store.sqlite import LazyDatabase
 
 DB_FILE = "conversations.db"
 PREFIX = "c-"
@@ -153,32 +151,21 @@ class ConversationStore:
 
     def __init__(self, home: Path) -> None:
         self.path = home / DB_FILE
-        self._db: sqlite3.Connection | None = None
-        self._empty: sqlite3.Connection | None = None
+        self._file = LazyDatabase(self.path, MIGRATIONS, now_ts, "conversation database")
 
     # -- connection ------------------------------------------------------------------------
     @property
     def db(self) -> sqlite3.Connection:
         """The file, created 0600 (with the home) on first use: for writes."""
-        if self._db is None:
-            self._db = _open(self.path)
-        return self._db
+        return self._file.db
 
     @property
     def reader(self) -> sqlite3.Connection:
         """For a read: before the file exists, an empty in-memory one (nothing is created)."""
-        if self._db is None and not self.path.exists():
-            if self._empty is None:
-                self._empty = sqlite3.connect(":memory:", isolation_level=None)
-                _migrate(self._empty)
-            return self._empty
-        return self.db
+        return self._file.reader
 
     def close(self) -> None:
-        for db in (self._db, self._empty):
-            if db is not None:
-                db.close()
-        self._db = self._empty = None
+        self._file.close()
 
     # -- writes ----------------------------------------------------------------------------
     def start(self, kind: str, title: str, meta: dict[str, str]) -> str:
@@ -339,24 +326,3 @@ class ConversationStore:
         except (sqlite3.Error, UsageError):
             return None
         return str(row[0]) if row else None
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    ensure_private_dir(path.parent)
-    if not path.exists():  # created 0600 before SQLite opens it (its WAL follows)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    try:
-        db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        _migrate(db)
-    except sqlite3.DatabaseError as exc:
-        raise UsageError(
-            f"conversation database {path} cannot be read ({exc}); it was left as it is"
-        ) from exc
-    return db
-
-
-def _migrate(db: sqlite3.Connection) -> None:
-    """Apply the migrations not yet applied, each in its own transaction."""
-    apply_migrations(db, MIGRATIONS, now_ts)
