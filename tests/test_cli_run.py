@@ -228,6 +228,12 @@ def test_help_and_module_entry(butler) -> None:
     assert r.returncode == 0 and "resume" in r.stdout
 
 
+def test_an_unknown_command_suggests_a_close_one_once(butler) -> None:
+    for args, hint in ((["rnu"], "Did you mean 'run'?"), (["memory", "lst"], "'list'")):
+        r = butler(*args)
+        assert r.returncode == 2 and r.stderr.count(hint) == 1, r.stderr
+
+
 def test_no_color_output_has_no_escape_codes(butler, script) -> None:
     model = script({"tool_calls": [WRITE_PLAN]})
     r = butler("run", "--model", model, "plan")

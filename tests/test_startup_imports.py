@@ -1,5 +1,6 @@
-"""What `butler run` loads: only what the task uses. A tool's heavy modules (TLS, SMTP, the
-HTTP client) load when that tool is called, not when its plug-in is described."""
+"""What a `butler` command loads: only what it uses. Only the command being run is imported and
+built (not the other commands' modules); a tool's heavy modules (TLS, SMTP, the HTTP client) load
+when that tool is called, not when its plug-in is described."""
 
 from __future__ import annotations
 
@@ -10,13 +11,36 @@ import sys
 from conftest import butler_exe, call
 
 UNUSED_BY_CLOCK = {"ssl", "_ssl", "smtplib", "http.client"}
+#: The modules of commands that `pending`, `run` and `--help` do not run.
+OTHER_COMMANDS = {
+    "butler_cli.cli.serve",
+    "butler_cli.cli.schedule",
+    "butler_cli.cli.mcp",
+    "butler_cli.cli.memory",
+    "butler_cli.cli.config",
+    "butler_cli.cli.keys",
+    "butler_cli.cli.chat",
+}
+
+
+#: Runs the installed `butler` script (argv: OUT, SCRIPT, ARGS...) and writes every module it
+#: imported to OUT when it exits. (``-X importtime`` misses a module loaded by
+#: ``importlib.import_module``, the way commands and plug-ins are.)
+PROBE = """
+import atexit, runpy, sys
+out, script = sys.argv[1:3]
+atexit.register(lambda: open(out, "w", encoding="utf-8").write("\\n".join(sys.modules)))
+sys.argv = [script, *sys.argv[3:]]
+runpy.run_path(script, run_name="__main__")
+"""
 
 
 def imported_by(args: list[str], home, cwd) -> set[str]:
-    """Every module the installed `butler` imported, from ``-X importtime`` on stderr."""
-    env = {**os.environ, "BUTLER_HOME": str(home), "PYTHONPROFILEIMPORTTIME": "1"}
+    """Every module the installed `butler` imported while running ``args``."""
+    out = cwd.parent / "imported.txt"
+    env = {**os.environ, "BUTLER_HOME": str(home)}
     done = subprocess.run(
-        [sys.executable, butler_exe(), *args],
+        [sys.executable, "-c", PROBE, str(out), butler_exe(), *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -24,11 +48,7 @@ def imported_by(args: list[str], home, cwd) -> set[str]:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return {
-        line.rsplit("|", 1)[-1].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:")
-    }
+    return set(out.read_text(encoding="utf-8").splitlines())
 
 
 def test_a_run_that_reads_the_clock_loads_no_network_or_mail_code(
@@ -51,3 +71,36 @@ def test_calling_the_http_tool_still_loads_its_client(
     )
     loaded = imported_by(["run", "--model", model, "fetch", *allow_all], butler_home, workdir)
     assert "http.client" in loaded
+
+
+def test_pending_imports_no_other_command(butler_home, workdir) -> None:
+    loaded = imported_by(["pending"], butler_home, workdir)
+    assert "butler_cli.cli.parks" in loaded  # the check sees the imports at all
+    assert loaded & (OTHER_COMMANDS | {"butler_cli.cli.run", "butler_cli.cli.resume"}) == set()
+
+
+def test_run_imports_no_other_command(butler_home, workdir, script) -> None:
+    model = script({"tool_calls": [call("now")]}, {"text": "done"})
+    loaded = imported_by(["run", "--model", model, "what time is it?"], butler_home, workdir)
+    assert "butler_cli.cli.run" in loaded
+    assert loaded & (OTHER_COMMANDS | {"butler_cli.cli.parks", "butler_cli.cli.policy"}) == set()
+
+
+def test_help_lists_every_command_and_imports_none(butler_home, workdir) -> None:
+    from butler_cli.cli.commands import COMMANDS
+
+    loaded = imported_by(["--help"], butler_home, workdir)
+    assert {COMMANDS[name].module for name in COMMANDS} & loaded == set()
+    env = {**os.environ, "BUTLER_HOME": str(butler_home), "COLUMNS": "200"}
+    out = subprocess.run([butler_exe(), "--help"], env=env, capture_output=True, text=True)
+    listed = out.stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed if line.strip()] == list(COMMANDS)
+
+
+def test_each_commands_listed_help_is_its_own() -> None:
+    """The table's help (what `butler --help` lists) is the first sentence of the command's own
+    help: a docstring changed without the table fails here."""
+    from butler_cli.cli.commands import COMMANDS, load
+
+    for name, entry in COMMANDS.items():
+        assert load(name, entry).get_short_help_str(10**6) == entry.help, name
