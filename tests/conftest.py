@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 BIN_DIR = Path(sys.executable).parent
+TESTS = Path(__file__).parent
 
 
 @pytest.fixture(autouse=True)
@@ -40,9 +43,36 @@ def butler_exe() -> str:
     return str(exe)
 
 
+@pytest.fixture(scope="session")
+def butler_argv() -> Iterator[list[str]]:
+    """How the `butler` fixture starts `butler`: through the fork server (tests/butler_zygote.py),
+    which imports butler once and forks a real process per run, or, with BUTLER_TESTS_EXEC=1,
+    by exec of the installed script every time."""
+    if os.environ.get("BUTLER_TESTS_EXEC") == "1":
+        yield [butler_exe()]
+        return
+    folder = tempfile.mkdtemp(prefix="bz")
+    sock = os.path.join(folder, "s")
+    server = subprocess.Popen(
+        [sys.executable, str(TESTS / "butler_zygote.py"), sock, str(BIN_DIR)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    if server.stdout.readline().strip() != "ready":
+        pytest.fail("the test fork server for `butler` did not start")
+    yield [sys.executable, "-I", "-S", str(TESTS / "butler_launch.py"), sock]
+    server.kill()
+    server.wait()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture
-def butler(butler_home: Path, workdir: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed `butler` in a subprocess, in `workdir`, with this test's home."""
+def butler(
+    butler_home: Path, workdir: Path, butler_argv: list[str]
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run `butler` in a subprocess of its own, in `workdir`, with this test's home."""
 
     def run(
         *args: str,
@@ -54,7 +84,7 @@ def butler(butler_home: Path, workdir: Path) -> Callable[..., subprocess.Complet
         full_env = {**os.environ, "BUTLER_HOME": str(butler_home), "NO_COLOR": "1"}
         full_env.update(env or {})
         return subprocess.run(
-            [butler_exe(), *args],
+            [*butler_argv, *args],
             input=input if input is not None else "",
             cwd=cwd or workdir,
             env=full_env,
