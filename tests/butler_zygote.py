@@ -53,6 +53,11 @@ def main() -> None:
     for name in PRELOAD:
         with contextlib.suppress(ImportError):
             __import__(name)
+    with contextlib.suppress(ImportError):  # every command's module (they load lazily)
+        from butler_cli.cli.commands import COMMANDS
+
+        for entry in COMMANDS.values():
+            __import__(entry.module)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
