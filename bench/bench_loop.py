@@ -30,7 +30,7 @@ def tick(args: dict[str, Any]) -> str:
 
 def butler_round_cost(n: int) -> float:
     turns = [{"tool_calls": [{"name": "tick", "arguments": {"i": i}}]} for i in range(n)]
-    script = Script.model_validate({"turns": [*turns, {"text": "done"}]})
+    script = Script.from_dict({"turns": [*turns, {"text": "done"}]})
     provider = ScriptedProvider(Path("bench.json"), script)
     toolbox = Toolbox([FunctionToolset([(ToolSpec("tick", "tick", {"type": "object"}), tick)])])
     config = LoopConfig(max_rounds=n)

@@ -51,7 +51,7 @@ def terminal() -> tuple[io.TextIOWrapper, subprocess.Popen[bytes]]:
 
 def round_cost(observer_for: Any) -> float:
     turns = [{"tool_calls": [{"name": "tick", "arguments": {"i": i}}]} for i in range(ROUNDS)]
-    script = Script.model_validate({"turns": [*turns, {"text": "done"}]})
+    script = Script.from_dict({"turns": [*turns, {"text": "done"}]})
     toolbox = Toolbox([FunctionToolset([(ToolSpec("tick", "tick", {"type": "object"}), tick)])])
     config = LoopConfig(max_rounds=ROUNDS)
 

@@ -21,9 +21,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol, get_type_hints, overload, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Protocol,
+    get_type_hints,
+    overload,
+    runtime_checkable,
+)
 
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.core.gate import Gate, PathJudge
@@ -31,6 +37,10 @@ from butler_cli.core.toolsets import FunctionToolset, Toolset, ToolSpec
 from butler_cli.core.verdicts import Verdict, allow, approve, refuse
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.tools.plugins import ToolContext
+
+if TYPE_CHECKING:  # pydantic loads when a tool is made with @tool: a policy that imports
+    # this module (every shipped one does) costs a run nothing of it
+    from pydantic import BaseModel
 
 __all__ = [
     "FunctionToolset",
@@ -82,6 +92,8 @@ class Tool:
     def check(self, args: dict[str, Any]) -> dict[str, Any]:
         """The arguments as the function's type hints read them; ValueError naming each bad
         field otherwise."""
+        from pydantic import ValidationError
+
         try:
             parsed = self.model.model_validate(args)
         except ValidationError as exc:
@@ -178,6 +190,8 @@ _ANNOTATED: Any = Annotated  # built at run time, from the function's own hints
 
 
 def _arguments_model(func: Callable[..., object]) -> type[BaseModel]:
+    from pydantic import ConfigDict, Field, create_model
+
     hints = get_type_hints(func, include_extras=True)
     fields: dict[str, Any] = {}
     for param in inspect.signature(func).parameters.values():

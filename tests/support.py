@@ -154,4 +154,4 @@ class Harness:
 
 
 def tool_results(outcome: LoopOutcome) -> list[dict[str, Any]]:
-    return [b.model_dump() for m in outcome.messages for b in m.content if b.type == "tool_result"]
+    return [b.to_dict() for m in outcome.messages for b in m.content if b.type == "tool_result"]

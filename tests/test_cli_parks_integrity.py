@@ -201,3 +201,40 @@ def test_recovery_reuses_a_recorded_result(parked, butler, butler_home, workdir)
     assert r.returncode == 0
     assert "wrote 5 bytes (recorded)" in r.stdout
     assert not (workdir / "out.txt").exists()
+
+
+#: Signed with the right key, so only the reading of the park's messages, calls and results
+#: stands between these and a resume: each is refused as corrupt (the loop's blocks are plain
+#: dataclasses, read back from a park field by field).
+MALFORMED: dict[str, Callable[[dict], None]] = {
+    "call arguments not an object": lambda d: d["calls"][0].update(input=["x"]),
+    "call id not text": lambda d: d["calls"][0].update(id=5),
+    "call of another type": lambda d: d["calls"][0].update(type="text"),
+    "unknown block type": lambda d: d["messages"][0]["content"][0].update(type="image"),
+    "text block without text": lambda d: d["messages"][0]["content"][0].pop("text"),
+    "unknown role": lambda d: d["messages"][0].update(role="system"),
+    "content not a list": lambda d: d["messages"][1].update(content="hi"),
+    "message not an object": lambda d: d["messages"].append("hi"),
+    "result outcome unknown": lambda d: d["results"].update(
+        w1={"tool_use_id": "w1", "content": "x", "outcome": "maybe"}
+    ),
+    "result is_error not true or false": lambda d: d["results"].update(
+        w1={"tool_use_id": "w1", "content": "x", "is_error": "yes"}
+    ),
+    "result content not text": lambda d: d["results"].update(
+        w1={"tool_use_id": "w1", "content": ["x"]}
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_signed_park_with_malformed_blocks_is_refused_as_corrupt(
+    name, parked, butler, butler_home, workdir
+) -> None:
+    park = parked()
+    bad = resign(butler_home, park.read_bytes(), MALFORMED[name])
+    park.write_bytes(bad)
+    r = butler("resume", park.stem, "--approve")
+    assert r.returncode == 5, (name, r.stderr)
+    assert "is corrupt" in r.stderr and "Traceback" not in r.stderr
+    assert park.read_bytes() == bad and not (workdir / "out.txt").exists()

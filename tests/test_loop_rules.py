@@ -8,7 +8,7 @@ from typing import Any
 from support import Harness, ListModel, Recorder, say, tool_results, tools, use
 
 from butler_cli.core.loop import LoopConfig
-from butler_cli.core.park import OUTCOME_UNKNOWN
+from butler_cli.core.outcomes import OUTCOME_UNKNOWN
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
 from butler_cli.core.verdicts import allow, approve, refuse

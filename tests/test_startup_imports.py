@@ -104,3 +104,14 @@ def test_each_commands_listed_help_is_its_own() -> None:
 
     for name, entry in COMMANDS.items():
         assert load(name, entry).get_short_help_str(10**6) == entry.help, name
+
+
+def test_a_round_that_never_parks_loads_no_pydantic(butler_home, workdir, script) -> None:
+    """Issue 14: the loop's messages are plain dataclasses and the scripted model's script is
+    checked by hand; pydantic (with pydantic-core and its plug-in scan) loads only where a
+    park is built, saved or read."""
+    model = script({"tool_calls": [call("now")]}, {"text": "It is late."})
+    loaded = imported_by(["run", "--model", model, "what time is it?"], butler_home, workdir)
+    assert "butler_cli.core.loop" in loaded  # the check sees the imports at all
+    heavy = {m for m in loaded if m.split(".")[0] in {"pydantic", "pydantic_core"}}
+    assert heavy == set()

@@ -33,11 +33,6 @@ from butler_cli.core.loop import (
     run_loop,
 )
 from butler_cli.core.messages import Message
-from butler_cli.core.park import (
-    Decision,
-    ParkState,
-    RunContext,
-)
 from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.memory.capture import capture_turn
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
@@ -55,6 +50,7 @@ from butler_cli.tools import builtin_toolsets
 from butler_cli.tools.masking import MaskingToolbox
 
 if TYPE_CHECKING:
+    from butler_cli.core.park import Decision, ParkState, RunContext
     from butler_cli.tools.mcp import McpHub
 
 #: Gives each task of a batch its own observer (e.g. progress output), or None; the third
@@ -214,6 +210,10 @@ class Butler:
         )
 
     def context(self, task: str) -> RunContext:
+        """What a park records to continue the task in a fresh process (built when a round
+        parks: the park's models load then, not on every run)."""
+        from butler_cli.core.park import RunContext
+
         return RunContext(
             task=task,
             model=self.model_spec,

@@ -57,7 +57,7 @@ class Conversation:
     def adopt(self, record: Record) -> None:
         """Carry on a saved conversation: its messages become this session's, and the next
         turns join it."""
-        self.messages = [Message.model_validate(m) for m in record.messages]
+        self.messages = [Message.from_dict(m) for m in record.messages]
         self.id = record.summary.id
 
     def send(self, text: str, ask: Ask, observer: LoopObserver | None = None) -> TaskReport:

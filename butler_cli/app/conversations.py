@@ -26,7 +26,7 @@ RECAP_CHARS = 160
 
 def dump(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Messages as the JSON a park carries."""
-    return [m.model_dump(mode="json") for m in messages]
+    return [m.to_dict() for m in messages]
 
 
 def tokens_of(report: TaskReport) -> tuple[int, int]:

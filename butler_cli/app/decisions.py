@@ -7,14 +7,17 @@ decided-park ledger is checked first, so a park file put back is refused whateve
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import ParkError
-from butler_cli.core.park import Decision, ParkState, read_decision
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
 from butler_cli.store.ledger import DecisionLedger
 from butler_cli.store.parks import ParkStore
+
+if TYPE_CHECKING:  # the park's models load where a park is read (the butler imports this module)
+    from butler_cli.core.park import Decision, ParkState
 
 
 def now_iso() -> str:
@@ -75,6 +78,8 @@ def check_ledger(state: ParkState, events: set[str]) -> None:
 
 
 def decision_for(state: ParkState, approved: bool | None, note: str | None) -> Decision:
+    from butler_cli.core.park import Decision, read_decision
+
     path = f"park {state.id}"
     if state.status == "resolved":
         recorded = "approved" if state.decision and state.decision.approved else "denied"

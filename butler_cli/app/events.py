@@ -19,7 +19,7 @@ from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ExitCode
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
-from butler_cli.core.park import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
+from butler_cli.core.outcomes import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
 from butler_cli.core.vet import clean_text

@@ -56,7 +56,7 @@ class TaskReport:
             "rounds": self.rounds,
             "usage": [u.to_dict() for u in self.usage],
             "stop_reason": self.stop_reason,
-            "messages": [m.model_dump(mode="json") for m in self.messages],
+            "messages": [m.to_dict() for m in self.messages],
         }
 
 

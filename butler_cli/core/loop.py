@@ -7,24 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from butler_cli.core.errors import ModelError
 from butler_cli.core.grants import GrantBook
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from butler_cli.core.park import (
-    Approval,
-    Decision,
-    Journal,
-    ParkState,
-    RunContext,
-    results_message,
-)
+from butler_cli.core.outcomes import Journal, results_message
 from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
 from butler_cli.core.rounds import NO_JOURNAL, fresh_judge, resumed_judge, run_round
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict, allow, approve
 from butler_cli.core.vet import clean_text, vet_calls
+
+if TYPE_CHECKING:  # the park's pydantic models load only when a round parks or resumes
+    from butler_cli.core.park import Approval, Decision, ParkState, RunContext
 
 DEFAULT_MAX_ROUNDS = 8
 UNATTENDED_REASON = (
@@ -59,6 +55,8 @@ class ParkDraft:
         self, park_id: str, created_at: str, context: RunContext, parent: str | None
     ) -> ParkState:
         """The park record for this round, ready to be written (P2)."""
+        from butler_cli.core.park import ParkState
+
         return ParkState(
             id=park_id,
             created_at=created_at,
@@ -278,6 +276,8 @@ def _needs_person(verdict: Verdict | None) -> bool:
 
 
 def _approval_for(toolbox: Toolbox, call: ToolUseBlock, verdict: Verdict) -> Approval:
+    from butler_cli.core.park import Approval
+
     gate = toolbox.gate_for(call.name)
     assert gate is not None
     title = gate.describe(call.name, dict(call.input))

@@ -1,13 +1,17 @@
-"""Park state (spec P1–P2) and how a parked round is answered on resume (R1–R2, X2, X4).
+"""Park state (spec P1–P2): the record a parked round is saved as and resumed from (R1, R4).
 
-Pure data and logic: saving, locking and the MAC live in ``butler_cli.store``; this module
-only sees a :class:`Journal` that records each call's progress durably.
+Pydantic models, because a park file is read back from disk and is untrusted there: it is
+validated whole, older parks are mended, repeated call ids are refused. This module is loaded
+only where a park is built, saved or read; the loop's messages are plain dataclasses
+(``core/messages.py``) that go in and out of the park through their ``to_dict``/``from_dict``,
+so the file's JSON is byte for byte what it was when they were pydantic models. What a call
+that does not run is answered, and the :class:`~butler_cli.core.outcomes.Journal` of a resumed
+round, are in ``core/outcomes.py``. Saving, locking and the MAC live in ``butler_cli.store``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -18,31 +22,18 @@ from pydantic import (
     model_validator,
 )
 
-from butler_cli.core.messages import Message, ToolResultBlock, ToolUseBlock
+from butler_cli.core.messages import (
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    tool_result_from_dict,
+    tool_use_from_dict,
+)
+from butler_cli.core.outcomes import NO_DECISION_NOTE
 from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.core.verdicts import Verdict
 
-REFUSED_PREFIX = "Refused (not run)"
-NOT_RUN_PREFIX = "Not executed —"
-NO_DECISION_NOTE = "no decision recorded — failing closed"
-OUTCOME_UNKNOWN = (
-    "Outcome unknown: the process stopped while this action was running; it was not run again."
-)
-NEEDS_OWN_APPROVAL = (
-    f"{NOT_RUN_PREFIX} this action needs its own approval; ask again so it can be reviewed."
-)
-NO_APPROVAL_ON_RECORD = f"{NOT_RUN_PREFIX} no approval on record (fail-closed)."
-
 ParkStatus = Literal["pending", "decided", "resolved"]
-
-
-def refused_message(reason: str) -> str:
-    return f"{REFUSED_PREFIX}: {reason.rstrip('.')}."
-
-
-def declined_message(note: str | None) -> str:
-    suffix = f": {note}" if note else ""
-    return f"{NOT_RUN_PREFIX} you declined this action (fail-closed){suffix}."
 
 
 class Approval(BaseModel):
@@ -103,6 +94,25 @@ SavedVerdict = Annotated[
 ]
 
 
+#: The loop's dataclasses as a park keeps them: written with ``to_dict`` (the JSON they always
+#: had), read back through ``from_dict``, which refuses anything malformed (a corrupt park).
+SavedMessage = Annotated[
+    Message,
+    PlainValidator(Message.from_dict),
+    PlainSerializer(lambda m: m.to_dict(), return_type=dict),
+]
+SavedCall = Annotated[
+    ToolUseBlock,
+    PlainValidator(tool_use_from_dict),
+    PlainSerializer(lambda c: c.to_dict(), return_type=dict),
+]
+SavedResult = Annotated[
+    ToolResultBlock,
+    PlainValidator(tool_result_from_dict),
+    PlainSerializer(lambda r: r.to_dict(), return_type=dict),
+]
+
+
 class ParkState(BaseModel):
     """Everything a resume needs, saved before the person is asked (P1–P2, X1)."""
 
@@ -111,15 +121,15 @@ class ParkState(BaseModel):
     created_at: str
     parent: str | None = None
     context: RunContext
-    messages: list[Message]
-    calls: list[ToolUseBlock]
+    messages: list[SavedMessage]
+    calls: list[SavedCall]
     approval: Approval
     verdicts: dict[str, SavedVerdict]
     status: ParkStatus = "pending"
     decision: Decision | None = None
     decided_at: str | None = None
     started: list[str] = Field(default_factory=list)
-    results: dict[str, ToolResultBlock] = Field(default_factory=dict)
+    results: dict[str, SavedResult] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -150,22 +160,3 @@ class ParkState(BaseModel):
             if call.id == self.approval.call_id:
                 return dict(call.input)
         return {}
-
-
-class Journal(Protocol):
-    """Durable progress of a resumed round: what started, what finished (X2)."""
-
-    def result_for(self, call_id: str) -> ToolResultBlock | None: ...
-
-    def was_started(self, call_id: str) -> bool: ...
-
-    def mark_started(self, call_id: str) -> None: ...
-
-    def record_result(self, result: ToolResultBlock) -> None: ...
-
-    def resolved(self) -> None:
-        """Every call has its result: the park is finished and never runs again."""
-
-
-def results_message(results: Sequence[ToolResultBlock]) -> Message:
-    return Message(role="user", content=list(results))

@@ -1,7 +1,7 @@
 """One round runner for a fresh round and a resumed one (spec L5, L7, R2, X2, X4).
 
 Every call of a round gets exactly one result, in order. A :data:`Judge` says, for each call,
-whether it may run or which result it gets instead; a :class:`~butler_cli.core.park.Journal`
+whether it may run or which result it gets instead; a :class:`~butler_cli.core.outcomes.Journal`
 records progress durably for a resumed park (each call runs at most once, across crashes) and
 is a no-op for a fresh round, which runs at once.
 """
@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock, error_result
-from butler_cli.core.park import (
+from butler_cli.core.outcomes import (
     NEEDS_OWN_APPROVAL,
     NO_APPROVAL_ON_RECORD,
     OUTCOME_UNKNOWN,
-    Decision,
     Journal,
-    ParkState,
     declined_message,
     refused_message,
 )
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
+
+if TYPE_CHECKING:  # a resumed round's park is pydantic; a fresh round never loads it
+    from butler_cli.core.park import Decision, ParkState
 
 #: ``judge(call, was_started)``: the result a call gets instead of running, or None to run it.
 Judge = Callable[[ToolUseBlock, bool], ToolResultBlock | None]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock, error_result
@@ -100,7 +101,7 @@ def vet_calls(
     for position, (call, ident) in enumerate(zip(calls, call_identities(calls), strict=True)):
         problem = (known or {}).get(position) or problem_with(call.input)
         if problem is None:
-            kept.append(call if ident == call.id else call.model_copy(update={"id": ident}))
+            kept.append(call if ident == call.id else replace(call, id=ident))
             continue
         kept.append(ToolUseBlock(id=ident, name=clean_text(call.name), input={}))
         refused[ident] = error_result(

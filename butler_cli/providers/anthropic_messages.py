@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from butler_cli.core.messages import Message, ToolUseBlock
+from butler_cli.core.messages import Message, ToolUseBlock, model_call
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
 from butler_cli.providers.remote import RemoteModel, mark_started
 
@@ -77,7 +77,7 @@ def to_wire(
 
 def wire_message(message: Message) -> dict[str, Any]:
     """One message as the API takes it: each block with only the fields the API knows."""
-    out = message.model_dump(mode="json")
+    out = message.to_dict()
     out["content"] = [
         {k: block[k] for k in WIRE_FIELDS.get(block.get("type", ""), block) if k in block}
         for block in out["content"]
@@ -148,7 +148,7 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
                 raise ValueError("not an object")
         except ValueError as exc:
             args, malformed[len(calls)] = {}, f"bad JSON in the arguments ({exc})"
-        calls.append(ToolUseBlock(id=block["id"], name=block["name"], input=args))
+        calls.append(model_call(block["id"], block["name"], args))
     return ModelResponse(
         "".join(text),
         calls,

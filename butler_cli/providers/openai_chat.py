@@ -11,7 +11,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from butler_cli.core.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    model_call,
+)
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
 from butler_cli.providers.remote import RemoteModel, mark_started
 
@@ -130,7 +136,7 @@ def read_stream(chunks: Any, on_text: Callable[[str], None] | None = None) -> Mo
                 raise ValueError("not an object")
         except ValueError as exc:
             args, malformed[len(tool_calls)] = {}, f"bad JSON in the arguments ({exc})"
-        tool_calls.append(ToolUseBlock(id=call_id, name=slot["name"], input=args))
+        tool_calls.append(model_call(call_id, slot["name"], args))
     stop = _STOP.get(finish or "", "end_turn")
     if tool_calls and stop == "end_turn" and finish is None:
         stop = "tool_use"

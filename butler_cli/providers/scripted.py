@@ -9,35 +9,96 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any, get_args
 
 from butler_cli.core.errors import ModelError, UsageError
 from butler_cli.core.messages import Message, ToolUseBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
 from butler_cli.store.files import read_text_regular
 
+_STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 
-class ScriptCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+
+@dataclass(frozen=True, slots=True)
+class ScriptCall:
+    name: str
     id: str | None = None
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] | None = None
 
 
-class ScriptTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(frozen=True, slots=True)
+class ScriptTurn:
     text: str | None = None
     tool_calls: list[ScriptCall] | None = None
     #: Optional override, e.g. to test a response with calls that did not stop for tool use.
     stop_reason: StopReason | None = None
 
 
-class Script(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(frozen=True, slots=True)
+class Script:
+    """A script file, checked whole by :meth:`from_dict` (by hand: a scripted run loads no
+    pydantic). Unknown keys are refused, so a typo is not silently a turn without calls."""
+
     turns: list[ScriptTurn]
+
+    @classmethod
+    def from_dict(cls, data: object) -> Script:
+        """The script, or ``ValueError("<where>: <what is wrong>")`` for the first problem,
+        ``where`` a dotted path such as ``turns.2.tool_calls.0.name``."""
+        top = _fields(data, "", {"turns"})
+        turns = top.get("turns")
+        if not isinstance(turns, list):
+            raise ValueError("turns: " + ("is missing" if "turns" not in top else "must be a list"))
+        return cls([_turn(raw, f"turns.{k}") for k, raw in enumerate(turns)])
+
+
+def _turn(raw: object, where: str) -> ScriptTurn:
+    data = _fields(raw, where, {"text", "tool_calls", "stop_reason"})
+    text = data.get("text")
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"{where}.text: must be text")
+    calls = data.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise ValueError(f"{where}.tool_calls: must be a list")
+    stop = data.get("stop_reason")
+    if stop is not None and stop not in _STOP_REASONS:
+        raise ValueError(f"{where}.stop_reason: must be one of {', '.join(_STOP_REASONS)}")
+    parsed = (
+        None
+        if calls is None
+        else [_call(c, f"{where}.tool_calls.{i}") for i, c in enumerate(calls)]
+    )
+    return ScriptTurn(text, parsed, stop)
+
+
+def _call(raw: object, where: str) -> ScriptCall:
+    data = _fields(raw, where, {"id", "name", "arguments"})
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(
+            f"{where}.name: " + ("is missing" if "name" not in data else "must be non-empty text")
+        )
+    call_id = data.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise ValueError(f"{where}.id: must be text")
+    arguments = data.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise ValueError(f"{where}.arguments: must be a JSON object")
+    return ScriptCall(name, call_id, arguments)
+
+
+def _fields(raw: object, where: str, known: set[str]) -> dict[str, Any]:
+    """``raw`` as an object with no key outside ``known``."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: must be a JSON object" if where else "not a JSON object")
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(
+            f"{where + '.' if where else ''}{unknown[0]}: is not a field of the script"
+        )
+    return raw
 
 
 class ScriptedProvider:
@@ -65,11 +126,9 @@ class ScriptedProvider:
         except RecursionError as exc:
             raise UsageError(f"scripted model file {path} is nested too deeply to read") from exc
         try:
-            script = Script.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise UsageError(f"scripted model file {path}: {where}: {first['msg']}") from exc
+            script = Script.from_dict(data)
+        except ValueError as exc:
+            raise UsageError(f"scripted model file {path}: {exc}") from exc
         return cls(path, script)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
@@ -100,7 +159,7 @@ class ScriptedProvider:
 
 def _response(k: int, turn: ScriptTurn) -> ModelResponse:
     calls = [
-        ToolUseBlock(id=c.id or f"call_{k}_{i}", name=c.name, input=c.arguments)
+        ToolUseBlock(id=c.id or f"call_{k}_{i}", name=c.name, input=dict(c.arguments or {}))
         for i, c in enumerate(turn.tool_calls or [])
     ]
     # Repeated or empty ids are kept: a script stands in for a model, and the loop gives every

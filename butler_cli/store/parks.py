@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import from_json
-
 from butler_cli.core.errors import ParkError, ParkNotFound, StorageError, UsageError
 from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.store.faults import crash_point
@@ -174,6 +172,8 @@ class ParkStore:
         if key is None:
             raise ParkError(f"park file {path} cannot be verified: no park key in {self.home}")
         body = _verified_body(data, key, path)
+        from pydantic_core import from_json  # loaded when a park is read, not on every run
+
         try:
             raw = from_json(body)  # pydantic-core's parser: a third faster than json.loads
         except ValueError as exc:

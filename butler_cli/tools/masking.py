@@ -3,6 +3,8 @@ the config reads before the chat's first prompt and so must not load the message
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.tools.redact import mask_text
@@ -17,4 +19,4 @@ class MaskingToolbox(Toolbox):
         masked = mask_text(result.content)
         if masked == result.content:
             return result
-        return result.model_copy(update={"content": masked})
+        return replace(result, content=masked)
