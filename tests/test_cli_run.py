@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import call, json_lines, tool_results
 
 WRITE_PLAN = call("write_file", "w1", path="plan.txt", content="tea\n")
@@ -191,6 +192,31 @@ def test_malformed_script_is_a_usage_error_before_anything_runs(
         assert r.returncode == 2, r.stderr
         assert r.stderr.startswith("butler: scripted model file") and "Traceback" not in r.stderr
     assert not butler_home.exists()
+
+
+@pytest.mark.parametrize(
+    ("turn", "where"),
+    [
+        ({"tool_calls": [{"name": ""}]}, "turns.0.tool_calls.0.name"),
+        ({"tool_calls": [{"name": "now", "arguments": [1]}]}, "turns.0.tool_calls.0.arguments"),
+        ({"tool_calls": [{"name": "now", "id": 3}]}, "turns.0.tool_calls.0.id"),
+        ({"tool_calls": {"name": "now"}}, "turns.0.tool_calls"),
+        ({"text": ["a"]}, "turns.0.text"),
+        ({"stop_reason": "later"}, "turns.0.stop_reason"),
+        ({"tool_calls": [{"name": "now", "args": {}}]}, "turns.0.tool_calls.0.args"),
+    ],
+)
+def test_a_malformed_script_names_the_place_in_one_line(
+    turn, where, butler, tmp_path, butler_home
+) -> None:
+    """The script is checked by hand (a scripted run loads no pydantic): still one line that
+    names where the file is wrong, before anything runs."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"turns": [turn]}))
+    r = butler("run", "--model", f"scripted:{bad}", "go")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"butler: scripted model file {bad}: {where}: ")
+    assert len(r.stderr.strip().splitlines()) == 1 and not butler_home.exists()
 
 
 def test_usage_errors_are_one_line_exit_2(butler, butler_home) -> None:

@@ -116,6 +116,23 @@ def test_bad_argument_json_is_an_error_result_and_the_loop_goes_on(kind, fake, b
     assert "bad JSON in the arguments" in tool_results(r.stdout)[0]["content"]
 
 
+@pytest.mark.parametrize("kind", sorted(PROVIDERS))
+def test_a_call_whose_id_is_not_text_is_a_provider_failure(kind, fake, butler, workdir) -> None:
+    """Checked where the call arrives (the loop's blocks are plain dataclasses and check
+    nothing themselves): one line, exit 1, nothing run, no second request."""
+    stream = PROVIDERS[kind][3]
+    args_json = split({"path": "x.txt", "content": "hi"})
+    fake.replies = [
+        Reply(events=stream("", [(7, "write_file", args_json)])),  # type: ignore[list-item]
+        Reply(events=stream("should not be asked")),
+    ]
+    args, env = run_args(kind, fake)
+    r = butler("run", *args, "go", "--yes-safe", env=env)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "'id' must be text" in r.stderr and "Traceback" not in r.stderr
+    assert len(fake.requests) == 1 and not (workdir / "x.txt").exists()
+
+
 def test_a_key_file_the_user_points_to(fake, butler, tmp_path) -> None:
     key_file = tmp_path / "anthropic.key"
     key_file.write_text(KEY + "\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from butler_cli.app import conversations as convs
 from butler_cli.app.butler import Butler, resume_park
@@ -19,8 +20,10 @@ from butler_cli.app.report import TaskReport
 from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
-from butler_cli.core.park import ParkState
 from butler_cli.store.conversations import Record
+
+if TYPE_CHECKING:  # a park's models load when a turn parks, not for every turn
+    from butler_cli.core.park import ParkState
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class Answer:
 
 
 #: Shows a park and returns the person's answer, or None to leave it parked ("later").
-Ask = Callable[[ParkState], Answer | None]
+Ask = Callable[["ParkState"], Answer | None]
 
 
 class Conversation:
