@@ -1,7 +1,7 @@
 """The chat loop: read a line, run a turn through the core, render, ask on parks.
 
 Start-up is kept short: the first prompt is drawn with only prompt-toolkit loaded (rich and
-the rest come after); the butler (model, policy, tools, the pydantic models) is built on a
+the rest come after); the butler (model, policy, tools, memory) is built on a
 thread while the person types, and collected on first use.
 """
 
