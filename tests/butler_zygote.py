@@ -39,6 +39,7 @@ PRELOAD = (
     "butler_cli.cli.main",
     "butler_cli.app.butler",
     "butler_cli.core.loop",
+    "butler_cli.core.park",  # the loop no longer loads it (nor pydantic) until a round parks
     "butler_cli.providers.scripted",
     "butler_cli.tools.files",
     "butler_cli.tools.command",
