@@ -115,3 +115,25 @@ def test_a_round_that_never_parks_loads_no_pydantic(butler_home, workdir, script
     assert "butler_cli.core.loop" in loaded  # the check sees the imports at all
     heavy = {m for m in loaded if m.split(".")[0] in {"pydantic", "pydantic_core"}}
     assert heavy == set()
+
+
+def test_listing_commands_load_neither_rich_nor_the_message_models(butler_home, workdir) -> None:
+    """`pending` (no parks) writes plain text; `policy list` and `memory list --json` read no
+    conversation: none of them needs rich, pydantic or OpenSSL's hashes."""
+    heavy = {"rich.console", "pydantic", "pydantic_core", "secrets", "_hashlib"}
+    for args in (["pending"], ["policy", "list"], ["memory", "list", "--json"]):
+        loaded = imported_by(args, butler_home, workdir)
+        assert "butler_cli.cli.options" in loaded, args
+        assert loaded & heavy == set(), args
+
+
+def test_a_json_run_of_a_benign_call_loads_no_rich_and_no_hashes(
+    butler_home, workdir, script
+) -> None:
+    """`--output json` prints nothing through rich; a round of `now` signs and hashes nothing
+    (no park, no governed call)."""
+    model = script({"tool_calls": [call("now")]}, {"text": "done"})
+    args = ["run", "--output", "json", "--model", model, "what time is it?"]
+    loaded = imported_by(args, butler_home, workdir)
+    assert "butler_cli.tools.clock" in loaded
+    assert loaded & {"rich", "rich.console", "secrets", "hmac", "_hashlib"} == set()

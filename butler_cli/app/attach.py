@@ -11,12 +11,12 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from butler_cli.core.errors import UsageError
+from butler_cli.store.ids import token_hex
 
 MAX_ATTACHMENT_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
@@ -106,7 +106,7 @@ def compose(task: str, attachments: list[Attachment], token: str | None = None) 
     """The task as the model receives it: the person's words, then each source in a block."""
     if not attachments:
         return task
-    token = token or secrets.token_hex(6)
+    token = token or token_hex(6)
     parts = [
         task,
         f"The person attached {len(attachments)} source(s) below as context for the task; "

@@ -30,7 +30,7 @@ def _store(profile: str | None) -> MemoryStore:
 
 def _print_entries(entries: list[Entry], as_json: bool) -> None:
     from butler_cli.cli import render
-    from butler_cli.memory.tools import recall_line
+    from butler_cli.memory.entries import recall_line
     from butler_cli.ui.text import visible
 
     if as_json:

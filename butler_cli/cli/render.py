@@ -8,14 +8,14 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from butler_cli.ui.console import err, out, pending_table
 from butler_cli.ui.markup import safe as escape
 
 __all__ = ["err", "out", "pending_table", "print_json", "print_json_line", "report", "warn"]
 
-if TYPE_CHECKING:  # kept out of imports: `pending` must start fast
+if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, JSON needs no rich
+    from rich.console import Console
+
     from butler_cli.app.report import TaskReport
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import sys
 import time
 from dataclasses import replace
@@ -75,6 +74,7 @@ def run(
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError
+    from butler_cli.store.ids import token_hex
 
     started = time.perf_counter()
     fmt = output_format(output, json_out)
@@ -93,7 +93,7 @@ def run(
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     opts = replace(opts, model_options=model_options(option))
     printer = Printer(fmt, started, len(all_tasks), _described(attachments))
-    token = secrets.token_hex(6)  # one fence token for the whole batch
+    token = token_hex(6)  # one fence token for the whole batch
 
     def prompt(task: str) -> str:
         return compose(task, attachments, token)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
+
+from butler_cli.store.ids import random_below
 
 T = TypeVar("T")
 Kind = Literal["semantic", "episodic", "working"]
@@ -73,15 +74,21 @@ def new_id() -> str:
         if millis <= _last[0]:
             millis, tail = _last[0], _last[1] + 1
             if tail >= _TAIL:
-                millis, tail = millis + 1, secrets.randbelow(_TAIL // 2)
+                millis, tail = millis + 1, random_below(_TAIL // 2)
         else:
-            tail = secrets.randbelow(_TAIL // 2)  # room to count up in this millisecond
+            tail = random_below(_TAIL // 2)  # room to count up in this millisecond
         _last[:] = [millis, tail]
     stamp = ""
     while millis:
         millis, r = divmod(millis, 36)
         stamp = _DIGITS[r] + stamp
     return f"m{stamp.rjust(10, '0')}{tail:08x}"
+
+
+def recall_line(e: Entry) -> str:
+    """One memory on one line, as ``recall`` gives it to the model and ``memory list`` shows it."""
+    text = " ".join(e.text.split())
+    return f"[{e.id}] ({e.kind}, importance {e.importance}, {e.ts[:19]}Z) {text}"
 
 
 def now_ts() -> str:

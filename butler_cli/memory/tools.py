@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
-from butler_cli.memory.entries import KINDS, WRITABLE_KINDS, Entry, coerce_importance
+from butler_cli.memory.entries import (
+    KINDS,
+    WRITABLE_KINDS,
+    coerce_importance,
+    recall_line,
+)
 from butler_cli.memory.store import RECALL_DEFAULT_K, MemoryStore
 
 _REMEMBER = {
@@ -27,11 +32,6 @@ _RECALL = {
     },
 }
 _FORGET = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
-
-
-def recall_line(e: Entry) -> str:
-    text = " ".join(e.text.split())
-    return f"[{e.id}] ({e.kind}, importance {e.importance}, {e.ts[:19]}Z) {text}"
 
 
 class MemoryTools:

@@ -15,19 +15,21 @@ The contract is declared in :mod:`butler_cli.api`; the loaded object is kept, an
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import PolicyLoadError
-from butler_cli.core.gate import Policy
 from butler_cli.entry_points import in_group
 from butler_cli.policy.settings import PolicySettings
+
+if TYPE_CHECKING:  # the gate pulls in the message models: `policy list` needs none of them
+    from butler_cli.core.gate import Policy
 
 GROUP = "butler.policies"
 DEFAULT_POLICY = "ask"
@@ -38,13 +40,20 @@ class LoadedPolicy:
     """A validated policy: the spec to record in parks, where it came from, the callable."""
 
     spec: str
-    source: str
+    #: Where it came from: said in words, or the entry point it was loaded through (described
+    #: only when asked: its package's name and version mean parsing the package's metadata).
+    origin: str | EntryPoint
     classify: Policy
     #: Where its code lives (the module file, its bytecode cache, its package folder): the
     #: agent must not be able to rewrite the policy that judges it.
     files: tuple[Path, ...] = field(default=())
     #: The policy object itself (configured or created): where ``governs`` is looked up.
     policy: object = None
+
+    @property
+    def source(self) -> str:
+        """Where the policy came from, e.g. ``entry point 'ask' = … (butler-cli 0.1.0)``."""
+        return self.origin if isinstance(self.origin, str) else _entry_point_source(self.origin)
 
     def governs(self, tool_name: str) -> bool:
         """Whether the policy object claims ``tool_name`` for the gate (its optional
@@ -83,15 +92,19 @@ def _from_entry_point(name: str, settings: PolicySettings) -> LoadedPolicy:
             f"unknown policy '{name}'; installed policies: {names} "
             "(or give module:attr or path/to/file.py:attr)"
         )
-    dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
-    where = f"entry point '{name}' = {ep.value} ({dist})"
     try:
         obj = ep.load()
     except Exception as exc:
+        where = _entry_point_source(ep)
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     module = sys.modules.get(ep.module)
-    policy, classify = _validate(obj, where, settings)
-    return LoadedPolicy(name, where, classify, code_files(module), policy)
+    policy, classify = _validate(obj, lambda: _entry_point_source(ep), settings)
+    return LoadedPolicy(name, ep, classify, code_files(module), policy)
+
+
+def _entry_point_source(ep: EntryPoint) -> str:
+    dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
+    return f"entry point '{ep.name}' = {ep.value} ({dist})"
 
 
 def _from_module(module: str, attr: str, settings: PolicySettings) -> LoadedPolicy:
@@ -101,7 +114,7 @@ def _from_module(module: str, attr: str, settings: PolicySettings) -> LoadedPoli
     except Exception as exc:
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     obj = _attr(mod, attr, where)
-    policy, classify = _validate(obj, where, settings)
+    policy, classify = _validate(obj, lambda: where, settings)
     return LoadedPolicy(f"{module}:{attr}", where, classify, code_files(mod), policy)
 
 
@@ -110,6 +123,8 @@ def _from_file(path: Path, attr: str, settings: PolicySettings) -> LoadedPolicy:
     where = f"file {path}:{attr}"
     if not path.is_file():
         raise PolicyLoadError(f"policy {where}: no such file")
+    import hashlib
+
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     name = f"butler_policy_file_{digest}"
     try:
@@ -123,7 +138,7 @@ def _from_file(path: Path, attr: str, settings: PolicySettings) -> LoadedPolicy:
         sys.modules.pop(name, None)
         raise PolicyLoadError(f"policy {where} failed to import: {_one_line(exc)}") from exc
     obj = _attr(mod, attr, where)
-    policy, classify = _validate(obj, where, settings)
+    policy, classify = _validate(obj, lambda: where, settings)
     return LoadedPolicy(f"{path}:{attr}", where, classify, (path, *code_files(mod)), policy)
 
 
@@ -149,8 +164,11 @@ def _attr(mod: Any, attr: str, where: str) -> Any:
         raise PolicyLoadError(f"policy {where}: the module has no '{attr}'") from exc
 
 
-def _validate(obj: Any, where: str, settings: PolicySettings) -> tuple[object, Policy]:
-    """The policy object (configured or created) and the callable that classifies."""
+def _validate(
+    obj: Any, where: Callable[[], str], settings: PolicySettings
+) -> tuple[object, Policy]:
+    """The policy object (configured or created) and the callable that classifies. ``where``
+    says where it came from, for the error."""
     configure = getattr(obj, "butler_configure", None)
     if callable(configure):
         try:
@@ -159,20 +177,22 @@ def _validate(obj: Any, where: str, settings: PolicySettings) -> tuple[object, P
             raise
         except Exception as exc:
             raise PolicyLoadError(
-                f"policy {where} could not be configured: {_one_line(exc)}"
+                f"policy {where()} could not be configured: {_one_line(exc)}"
             ) from exc
     elif isinstance(obj, type):
         try:
             obj = obj()
         except Exception as exc:
-            raise PolicyLoadError(f"policy {where} could not be created: {_one_line(exc)}") from exc
+            raise PolicyLoadError(
+                f"policy {where()} could not be created: {_one_line(exc)}"
+            ) from exc
     method = getattr(obj, "classify", None)
     if callable(method):
         return obj, method
     if callable(obj):
         return obj, obj
     raise PolicyLoadError(
-        f"policy {where} is {type(obj).__name__}: neither callable nor with a classify method"
+        f"policy {where()} is {type(obj).__name__}: neither callable nor with a classify method"
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +15,8 @@ AUDIT_FILE = "audit.jsonl"
 
 def args_digest(args: dict[str, Any]) -> str:
     """SHA-256 of the canonical (sorted, compact) JSON of a call's arguments."""
+    import hashlib  # here: a command that judges no call needs no OpenSSL
+
     canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 
 from butler_cli.core.errors import UsageError
 from butler_cli.memory.search import every_term, index_terms
+from butler_cli.store.ids import random_string
 from butler_cli.store.sqlite import LazyDatabase
 
 DB_FILE = "conversations.db"
@@ -173,7 +173,7 @@ class ConversationStore:
         ts = now_ts()
         fields = [meta.get(k, "") for k in ("model", "policy", "cwd", "profile")]
         while True:
-            cid = PREFIX + "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+            cid = PREFIX + random_string(ID_ALPHABET, ID_LENGTH)
             try:
                 self.db.execute(
                     "INSERT INTO conversations (id, kind, title, model, policy, cwd, profile, "

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
 from pathlib import Path
 
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import create_exclusive, read_no_follow
+from butler_cli.store.ids import token_hex
 
 KEY_FILE = "park.key"
 _KEY_HEX_LEN = 64
@@ -22,7 +20,7 @@ def load_key(home: Path, *, create: bool) -> bytes | None:
     """
     path = home / KEY_FILE
     if create and not path.exists():
-        create_exclusive(path, secrets.token_hex(32).encode("ascii") + b"\n")
+        create_exclusive(path, token_hex(32).encode("ascii") + b"\n")
     try:
         raw = read_no_follow(path).strip()
     except FileNotFoundError:
@@ -39,8 +37,13 @@ def load_key(home: Path, *, create: bool) -> bytes | None:
 
 
 def sign(key: bytes, body: bytes) -> str:
+    import hashlib
+    import hmac
+
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def verify(key: bytes, body: bytes, mac_hex: str) -> bool:
+    import hmac
+
     return hmac.compare_digest(sign(key, body), mac_hex)

@@ -18,7 +18,6 @@ import errno
 import fcntl
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from butler_cli.core.errors import ParkError, ParkNotFound, StorageError, UsageE
 from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import ensure_private_dir, fsync_dir, read_no_follow, write_atomic
+from butler_cli.store.ids import random_string
 from butler_cli.store.key import load_key, sign, verify
 
 if TYPE_CHECKING:  # the models load only when a park is read whole: `pending` stays fast
@@ -98,7 +98,7 @@ class ParkStore:
     # -- ids and paths -------------------------------------------------------------------
     def new_id(self) -> str:
         while True:
-            pid = "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+            pid = random_string(ID_ALPHABET, ID_LENGTH)
             if not self.active_path(pid).exists() and not self.done_path(pid).exists():
                 return pid
 
