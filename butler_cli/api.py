@@ -12,8 +12,18 @@ a toolset or a list of them. :func:`tool` turns a typed function into a :class:`
 :class:`ToolSpec` and a validating runner); :func:`benign_toolset` and :func:`governed_toolset`
 put tools together.
 
+What a plug-in needs beyond those, it finds here too: :func:`default_title` (the title a
+person sees, for a describer that falls back to it), :func:`coerce_verdict` (what a wrapped
+policy returned, as a verdict), :func:`arg_matches` and :func:`compile_pattern` (the argument
+patterns of rule files and chat grants, ``glob:``/``re:``, path arguments matched as resolved
+paths), :func:`read_text_regular` (a person-named file, refusing a FIFO or device in its place),
+and on :class:`ToolContext` the config sections (``smtp``, ``sandbox``), a stored secret
+(``secret(name)``), the path checks (``path_rules()``) and a child program's environment
+(``child_env()``). The shipped policies and the built-in tools import from the butler nothing
+but this module (a test reads their imports).
+
 Nothing else of butler's internals is part of the contract: what is not exported here may
-change.
+change. Importing this module is cheap: pydantic loads when :func:`tool` first builds a schema.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import (
     TYPE_CHECKING,
     Annotated,
@@ -32,19 +43,22 @@ from typing import (
 )
 
 from butler_cli.core.errors import PolicyLoadError
-from butler_cli.core.gate import Gate, PathJudge
+from butler_cli.core.gate import Gate, PathJudge, default_title
+from butler_cli.core.patterns import arg_matches, compile_pattern
 from butler_cli.core.toolsets import FunctionToolset, Toolset, ToolSpec
-from butler_cli.core.verdicts import Verdict, allow, approve, refuse
+from butler_cli.core.verdicts import Verdict, allow, approve, coerce_verdict, refuse
 from butler_cli.policy.settings import PolicySettings
-from butler_cli.tools.plugins import ToolContext
+from butler_cli.tools.context import Classifier, ToolContext
 
 if TYPE_CHECKING:  # pydantic loads when a tool is made with @tool: a policy that imports
     # this module (every shipped one does) costs a run nothing of it
     from pydantic import BaseModel
 
 __all__ = [
+    "Classifier",
     "FunctionToolset",
     "Gate",
+    "PathJudge",
     "Policy",
     "PolicyLoadError",
     "PolicySettings",
@@ -55,11 +69,25 @@ __all__ = [
     "Verdict",
     "allow",
     "approve",
+    "arg_matches",
     "benign_toolset",
+    "coerce_verdict",
+    "compile_pattern",
+    "default_title",
     "governed_toolset",
+    "read_text_regular",
     "refuse",
     "tool",
 ]
+
+
+def read_text_regular(path: Path) -> str:
+    """A text file a person named (a rule file, say), symlinks followed: ``OSError`` when a
+    FIFO, socket or device is in its place (named, never waited on), ``UnicodeDecodeError``
+    when it is not UTF-8."""
+    from butler_cli.store.files import read_text_regular as read
+
+    return read(path)
 
 
 @runtime_checkable

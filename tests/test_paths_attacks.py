@@ -412,9 +412,9 @@ def test_a_plugin_tool_that_takes_paths_is_judged_the_same_way(tmp_path, workdir
     """In process: a plug-in names its path arguments and takes the context's resolver; its
     policy sees, and its executor gets, the resolved path; its links and the gate's files are
     refused like the built-ins'."""
+    from butler_cli.api import ToolContext
     from butler_cli.core.gate import Gate
     from butler_cli.core.toolsets import ToolSpec
-    from butler_cli.tools.plugins import ToolContext
 
     seen: list[tuple[str, str]] = []
     context = ToolContext(workdir, tmp_path / "bhome", None, [tmp_path / "pol.py"], [workdir])

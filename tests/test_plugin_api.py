@@ -135,3 +135,93 @@ def test_a_policy_objects_governs_claims_an_mcp_tool(butler, script, notes, tmp_
     r = butler("run", "--model", model, "go", "--json", "--policy", f"{source}:policy")
     assert r.returncode == 3, r.stdout + r.stderr
     assert json_lines(r.stdout)[0]["approval"]["tool"] == "notes__lookup"
+
+
+# -- the built-ins use the contract and nothing else -------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "butler_cli" / "tools"
+
+
+def _butler_imports(path: Path) -> list[tuple[int, str]]:
+    """Every ``butler_cli`` module ``path`` imports, wherever the import sits (top, function,
+    TYPE_CHECKING), with its line."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.split(".")[0] == "butler_cli"]
+    return found
+
+
+def _builtin_tool_modules() -> list[Path]:
+    """The modules the ``butler.tools`` entry points name, and the tool modules their
+    factories build from (``butler_cli.tools.files`` …)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    targets = project["project"]["entry-points"]["butler.tools"].values()
+    modules = {t.split(":")[0] for t in targets}
+    assert modules == {"butler_cli.tools.plugins"}, modules  # the scan below reads that one
+    built = {
+        name
+        for _, name in _butler_imports(TOOLS / "plugins.py")
+        if name.startswith("butler_cli.tools.")
+    }
+    paths = [ROOT / (m.replace(".", "/") + ".py") for m in sorted(modules | built)]
+    assert {p.stem for p in paths} >= {"plugins", "files", "clock", "command", "http", "email"}
+    return paths
+
+
+def test_the_shipped_policies_and_built_in_tools_import_only_the_declared_contract() -> None:
+    """What the issue asks of the plug-in contract: a built-in is written as a third party
+    would write it. A policy imports ``butler_cli.api`` only; a built-in tool that and its own
+    sibling modules in ``butler_cli/tools/`` (its implementation: paths, the sandbox, redact)."""
+    policies = sorted((ROOT / "policies" / "butler_policies").glob("*.py"))
+    assert {p.stem for p in policies} >= {"ask", "readonly", "tiered"}
+    wrong = [
+        f"{p.relative_to(ROOT)}:{line} imports {name}"
+        for p in policies
+        for line, name in _butler_imports(p)
+        if name != "butler_cli.api"
+    ]
+    siblings = {f"butler_cli.tools.{p.stem}" for p in TOOLS.glob("*.py")}
+    siblings -= {"butler_cli.tools.loader", "butler_cli.tools.context"}  # the butler's side
+    wrong += [
+        f"{p.relative_to(ROOT)}:{line} imports {name}"
+        for p in _builtin_tool_modules()
+        for line, name in _butler_imports(p)
+        if name != "butler_cli.api" and name not in siblings
+    ]
+    assert wrong == []
+
+
+def test_the_contract_imports_pydantic_only_when_a_tool_is_built() -> None:
+    """Every built-in tool imports the api on every run, and they write their schemas by hand:
+    pydantic is imported inside ``@tool``'s helpers, never when the module loads (only under
+    ``TYPE_CHECKING`` for the annotations)."""
+    import ast
+
+    tree = ast.parse((ROOT / "butler_cli" / "api.py").read_text(encoding="utf-8"))
+    at_load = [
+        node
+        for node in tree.body
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    ]
+    module_level = {
+        name
+        for stmt in at_load
+        if isinstance(stmt, ast.Import | ast.ImportFrom)
+        for name in (
+            [stmt.module or ""]
+            if isinstance(stmt, ast.ImportFrom)
+            else [a.name for a in stmt.names]
+        )
+    }
+    assert "butler_cli.core.gate" in module_level  # the scan sees the module's imports
+    assert not {n for n in module_level if n.split(".")[0] == "pydantic"}

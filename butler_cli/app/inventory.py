@@ -15,8 +15,9 @@ from butler_cli.memory.tools import MemoryTools
 from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.store.files import butler_home
+from butler_cli.tools.context import ToolContext
+from butler_cli.tools.loader import load_tool_plugins
 from butler_cli.tools.paths import roots_from
-from butler_cli.tools.plugins import ToolContext, load_tool_plugins
 
 
 def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, Toolset]]]:

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # importing a tools module (redact, read by the config) loads none of these
-    from butler_cli.core.gate import Policy
     from butler_cli.core.toolsets import Toolset
+    from butler_cli.tools.context import Classifier
 
 
 def builtin_toolsets(
     base_dir: Path,
     home: Path,
-    policy: Policy | None,
+    policy: Classifier | None,
     protected: Sequence[Path | None] = (),
     allowed_roots: list[str] | None = None,
     smtp: Mapping[str, Any] | None = None,
@@ -24,8 +24,9 @@ def builtin_toolsets(
     """Every tool from the ``butler.tools`` plug-ins, bound to the task's folder, the butler's
     home and the allowed roots (config ``allowed_roots``; by default the task's folder and the
     home folder)."""
+    from butler_cli.tools.context import ToolContext
+    from butler_cli.tools.loader import load_tool_plugins
     from butler_cli.tools.paths import roots_from
-    from butler_cli.tools.plugins import ToolContext, load_tool_plugins
 
     context = ToolContext(
         base_dir,

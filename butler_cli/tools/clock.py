@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from butler_cli.core.toolsets import FunctionToolset, ToolSpec
+from butler_cli.api import FunctionToolset, ToolSpec
 
 
 def now(_args: dict[str, Any]) -> str:

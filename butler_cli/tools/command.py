@@ -26,9 +26,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from butler_cli.core.gate import Gate, Policy, default_title
-from butler_cli.core.toolsets import ToolSpec
-from butler_cli.core.verdicts import Verdict, approve, coerce_verdict, refuse
+from butler_cli.api import (
+    Classifier,
+    Gate,
+    ToolSpec,
+    Verdict,
+    approve,
+    coerce_verdict,
+    default_title,
+    refuse,
+)
 from butler_cli.tools.paths import default_roots, home_refusal, resolve, root_refusal
 from butler_cli.tools.redact import child_env
 from butler_cli.tools.sandbox import Sandbox, detect_sandbox
@@ -153,7 +160,7 @@ class CommandTool:
             return default_title(name, args)  # argv first and whole, even when malformed
         return f"run_command: {shlex.join(argv)}  (in {cwd})"
 
-    def unsandboxed(self, policy: Policy | None) -> Policy:
+    def unsandboxed(self, policy: Classifier | None) -> Classifier:
         """The policy, except that without a sandbox an ``allow`` becomes an approve: a
         program that would run unconfined always waits for a person."""
 
@@ -204,7 +211,7 @@ class CommandTool:
             )
         return f"exit status {_exit_status(proc)}\n{kept.text()}{note}"
 
-    def governed(self, policy: Policy | None) -> Gate:
+    def governed(self, policy: Classifier | None) -> Gate:
         spec = ToolSpec("run_command", "Run a program (argv list, no shell).", _SCHEMA, _DEFAULT)
         return Gate(
             [spec],

@@ -5,13 +5,10 @@ The password comes from the environment variable the config names (never the fil
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from butler_cli.core.gate import Gate, Policy, default_title
-from butler_cli.core.toolsets import ToolSpec
-from butler_cli.core.verdicts import Verdict, approve, refuse
-from butler_cli.store.stored_keys import key_from
+from butler_cli.api import Classifier, Gate, ToolSpec, Verdict, approve, default_title, refuse
 
 _SCHEMA = {
     "type": "object",
@@ -40,8 +37,12 @@ def _recipients(args: dict[str, Any]) -> list[str]:
 
 
 class EmailTool:
-    def __init__(self, smtp: Mapping[str, Any]) -> None:
+    def __init__(
+        self, smtp: Mapping[str, Any], secret: Callable[[str], str | None] = lambda _: None
+    ) -> None:
         self.smtp = dict(smtp)
+        #: ``ToolContext.secret``: the SMTP password by its variable's name.
+        self.secret = secret
 
     def guard(self, name: str, args: dict[str, Any]) -> Verdict | None:
         try:
@@ -80,13 +81,13 @@ class EmailTool:
             user = self.smtp.get("user")
             if user:
                 secret_env = self.smtp.get("password_env", "BUTLER_SMTP_PASSWORD")
-                smtp.login(user, key_from(secret_env) or "")
+                smtp.login(user, self.secret(secret_env) or "")
             refused = smtp.send_message(message)
         sent = [a for a in to if a not in refused]
         return f"sent to {', '.join(sent)}" + (
             f"; refused: {', '.join(refused)}" if refused else ""
         )
 
-    def governed(self, policy: Policy | None) -> Gate:
+    def governed(self, policy: Classifier | None) -> Gate:
         spec = ToolSpec("send_email", "Send an e-mail.", _SCHEMA, _DEFAULT)
         return Gate([spec], self.execute, policy=policy, describer=self.describe, guard=self.guard)

@@ -13,9 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from butler_cli.core.gate import Gate, Policy
-from butler_cli.core.toolsets import FunctionToolset, ToolSpec
-from butler_cli.core.verdicts import Verdict, approve, refuse
+from butler_cli.api import Classifier, FunctionToolset, Gate, ToolSpec, Verdict, approve, refuse
 from butler_cli.tools.paths import PathRules, default_roots, is_inside, open_dir
 
 READ_CAP = 64 * 1024
@@ -166,7 +164,7 @@ class FileTools:
             return _delete(Path(args["path"]))
         raise ValueError(f"unknown file tool {name}")
 
-    def governed(self, policy: Policy | None) -> Gate:
+    def governed(self, policy: Classifier | None) -> Gate:
         return Gate(
             [
                 ToolSpec(

@@ -17,9 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from butler_cli.core.gate import Gate, Policy, default_title
-from butler_cli.core.toolsets import ToolSpec
-from butler_cli.core.verdicts import Verdict, approve, refuse
+from butler_cli.api import Classifier, Gate, ToolSpec, Verdict, approve, default_title, refuse
 from butler_cli.tools.redact import redact
 
 if TYPE_CHECKING:  # http.client, socket and ssl load when a request is made, not with the tool
@@ -237,6 +235,6 @@ def _answer(exchange: _Exchange, response: http.client.HTTPResponse, note: str) 
     return "\n".join(lines) + "\n\n" + text
 
 
-def http_gate(policy: Policy | None) -> Gate:
+def http_gate(policy: Classifier | None) -> Gate:
     spec = ToolSpec("http_request", "Make an HTTP request.", _SCHEMA, _DEFAULT)
     return Gate([spec], execute, policy=policy, describer=describe, guard=guard)

@@ -7,7 +7,7 @@ tool's default verdict. A file with an error is refused whole, with its line.
 
 On a path argument the gate hands over the resolved absolute path, and a pattern is matched as
 a path (``~`` expanded, relative to the task folder, ``*`` within one folder, ``**`` across);
-see :mod:`butler_cli.core.patterns`.
+see :func:`butler_cli.api.arg_matches`.
 
     [[rule]]
     name = "notes are mine"          # shown in the verdict's reason
@@ -27,9 +27,17 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from butler_cli.api import PolicyLoadError, PolicySettings, Verdict, allow, approve, refuse
-from butler_cli.core.patterns import arg_matches, compile_pattern
-from butler_cli.store.files import read_text_regular
+from butler_cli.api import (
+    PolicyLoadError,
+    PolicySettings,
+    Verdict,
+    allow,
+    approve,
+    arg_matches,
+    compile_pattern,
+    read_text_regular,
+    refuse,
+)
 
 RULES_FILE = "policy.toml"
 DEFAULT_RULES = "default_rules.toml"  # shipped: used when there is no rule file
