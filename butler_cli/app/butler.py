@@ -59,19 +59,15 @@ ObserverFactory = Callable[[int, str, str | None], LoopObserver | None]
 
 
 def start_mcp(settings: Config) -> McpHub | None:
-    """Start the configured MCP servers; one that fails is named on stderr and left out."""
+    """Start the configured MCP servers; one that fails is named (a notice) and left out."""
     if not settings.mcp:
         return None
-    import sys
-
+    from butler_cli.core.notices import notice
     from butler_cli.tools.mcp import McpHub, servers_from
 
     hub = McpHub(servers_from(settings.mcp)).start()
     for name, problem in hub.failures.items():
-        print(
-            f"butler: MCP server '{name}' did not start ({problem}); going on without it",
-            file=sys.stderr,
-        )
+        notice(f"MCP server '{name}' did not start ({problem}); going on without it")
     return hub
 
 

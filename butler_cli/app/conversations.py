@@ -8,11 +8,11 @@ task's own result stands (the park files and the audit log remain the record of 
 from __future__ import annotations
 
 import sqlite3
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import ButlerError
+from butler_cli.core.notices import notice
 from butler_cli.store.conversations import ConversationStore, Record
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def meta_of(butler: Butler) -> dict[str, str]:
 
 def _warn(exc: Exception) -> None:
     message = exc.message if isinstance(exc, ButlerError) else str(exc)
-    print(f"butler: the conversation was not saved ({message})", file=sys.stderr)
+    notice(f"the conversation was not saved ({message})")
 
 
 def begin(butler: Butler, kind: str, title: str) -> str | None:

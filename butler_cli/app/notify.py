@@ -5,16 +5,16 @@ hears that something waits for them (``on_park``) or ended (``on_done``, ``on_er
 every report it makes — a `butler run` task, a chat turn, a scheduled run, and every park
 decided by `butler resume`, the chat or the inbox — so no surface can forget it. A hook runs
 after the report exists (a park is on disk already), within its timeout; its failure is one
-line on stderr and never reaches the report, the exit code or the task.
+notice and never reaches the report, the exit code or the task.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from butler_cli.core.notices import notice
 from butler_cli.hooks import Hooks, fire, task_event
 
 if TYPE_CHECKING:
@@ -22,11 +22,9 @@ if TYPE_CHECKING:
 
 
 def warn(line: str) -> None:
-    """A hook's problem, as one line on stderr (neutralised: it may quote the hook's output)."""
-    from butler_cli.ui.text import visible
-
-    with contextlib.suppress(OSError, ValueError):  # a closed stderr changes nothing either
-        print(f"butler: {visible(line)}", file=sys.stderr, flush=True)
+    """A hook's problem, as one notice (the terminal layer neutralises it: it may quote the
+    hook's output)."""
+    notice(line)
 
 
 class Notifier:

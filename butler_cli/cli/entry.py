@@ -21,8 +21,10 @@ _STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.
 
 
 def main() -> None:
-    from butler_cli.core.errors import ButlerError
+    from butler_cli.core.errors import ButlerError, ExitCode
+    from butler_cli.core.notices import notices_to
 
+    notices_to(say)  # what the layers below have to tell the person: stderr, never stdout
     argv = tuple(sys.argv[1:])
     as_json = _wants_json(argv)
     try:
@@ -48,7 +50,7 @@ def main() -> None:
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         print("butler: interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except OSError as exc:
         if exc.errno not in _STORAGE_ERRNOS:
             raise
@@ -57,7 +59,16 @@ def main() -> None:
 
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"butler: {visible(f'{exc.strerror or exc}{where}')}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(ExitCode.FAILED)
+
+
+def say(line: str) -> None:
+    """A notice (:mod:`butler_cli.core.notices`) as one line on stderr, neutralised (it may
+    quote a server's or a model's words), so stdout keeps to answers and JSON."""
+    from butler_cli.ui.text import visible
+
+    sys.stderr.write(f"butler: {visible(line)}\n")
+    sys.stderr.flush()
 
 
 def _chat(kind: str | None) -> None:
@@ -104,6 +115,8 @@ def _app_reporting_usage_as_json() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
+        from butler_cli.core.errors import ExitCode
+
         print("butler: aborted", file=sys.stderr)
-        sys.exit(1)
-    sys.exit(code if isinstance(code, int) else 0)
+        sys.exit(ExitCode.FAILED)
+    sys.exit(code if isinstance(code, int) else 0)  # a command's own ExitCode, else OK

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from butler_cli.core.errors import ExitCode
+
 if TYPE_CHECKING:
     from butler_cli.memory.entries import Entry
     from butler_cli.memory.store import MemoryStore
@@ -115,7 +117,7 @@ def forget(
             raise UsageError("forget --all asks first; with no terminal, add --yes")
         if not typer.confirm(f"Forget all {count} memories of profile {store.profile}?"):
             print("Nothing was forgotten.")
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.FAILED)
     print(f"Forgot {store.clear()} memories.")
 
 

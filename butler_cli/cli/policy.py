@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from butler_cli.cli.options import Json, Policy, PolicyFile
+from butler_cli.core.errors import ExitCode
 
 app = typer.Typer(
     name="policy",
@@ -14,7 +15,9 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-_CODES = {"allow": 0, "approve": 3, "refuse": 4}
+#: `policy check`'s exit code for each verdict, as the README gives them: 0, 3 (as a run that
+#: parks), 4.
+_CODES = {"allow": ExitCode.OK, "approve": ExitCode.PARKED, "refuse": ExitCode.LIMIT}
 
 
 @app.command("list")
@@ -65,7 +68,7 @@ def check(
     verdict = checker.verdict(tool, parse_args_json(args))
     if verdict is None:
         out = {"tool": tool, "verdict": "benign", "reason": "benign tool: runs without a verdict"}
-        code = 0
+        code = ExitCode.OK
     else:
         out = {"tool": tool, "verdict": verdict.decision, "reason": verdict.reason}
         code = _CODES[verdict.decision]
@@ -104,4 +107,4 @@ def test(
             title = default_title(case["tool"], args)
             print(f"case {i}: {title}: expected {case['expect']}, got {got}{why}")
     print(f"{len(cases)} cases, {misses} mismatches — policy {checker.policy.spec}")
-    raise typer.Exit(1 if misses else 0)
+    raise typer.Exit(ExitCode.FAILED if misses else ExitCode.OK)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from butler_cli.core.errors import ExitCode
+
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
 
@@ -121,4 +123,4 @@ def _ask(state: ParkState, note: str | None) -> tuple[bool, str | None]:
                 return False, note
     except (click.exceptions.Abort, EOFError):
         console.print(f"\nLeft parked; decide later with: butler resume {state.id}")
-        raise typer.Exit(3) from None
+        raise typer.Exit(ExitCode.PARKED) from None

@@ -175,8 +175,10 @@ def run_now(job_id: JobId, json_out: Json = False) -> None:
         )
     else:
         _say(done)
-    codes = {"done": 0, "failed": 1, "limit": 4, "parked": 3}
-    raise typer.Exit(codes.get(done.status, 1))
+    from butler_cli.app.events import STATUS_EXIT
+    from butler_cli.core.errors import ExitCode
+
+    raise typer.Exit(STATUS_EXIT.get(done.status, ExitCode.FAILED))
 
 
 def _say(done: object) -> None:

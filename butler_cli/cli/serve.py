@@ -31,4 +31,7 @@ def serve(
     from butler_cli.serve.server import serve as run_server
     from butler_cli.store.files import butler_home
 
-    run_server(butler_home(), host, port, expose=expose, scheduler=not no_scheduler)
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    run_server(butler_home(), host, port, expose=expose, scheduler=not no_scheduler, say=say)

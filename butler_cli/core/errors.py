@@ -19,6 +19,8 @@ class ExitCode(IntEnum):
     PARKED = 3
     LIMIT = 4
     UNRESUMABLE = 5
+    #: Ctrl-C outside the chat (128 + SIGINT, as a shell reports it).
+    INTERRUPTED = 130
 
 
 class ButlerError(Exception):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from butler_cli.core.errors import ModelError, UsageError
+from butler_cli.core.notices import notice as say
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.tools.redact import mask_text, remember_secret
 
@@ -71,15 +72,6 @@ class Endpoint:
         return self.base_url or f"the {self.provider} API"
 
 
-class Notice:
-    """Receives one-line notices (e.g. "rate limited; retrying in 2 s"). Default: stderr."""
-
-    def __call__(self, message: str) -> None:
-        import sys
-
-        print(f"butler: {message}", file=sys.stderr, flush=True)
-
-
 class RemoteModel:
     """What both SDK-backed models share: the key read once (a missing key stops the build),
     a client made on first use (so the SDK is imported only then), and bounded retries."""
@@ -88,7 +80,7 @@ class RemoteModel:
         self.endpoint = endpoint
         self.spec = f"{endpoint.provider}:{endpoint.model}"
         self._key = endpoint.key()
-        self._notice = notice or Notice()
+        self._notice = notice or say
         self._client: Any = None
 
     def client(self) -> Any:

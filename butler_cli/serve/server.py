@@ -12,7 +12,6 @@ from __future__ import annotations
 import ipaddress
 import signal
 import socket
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from types import FrameType
 import uvicorn
 
 from butler_cli.core.errors import UsageError
+from butler_cli.core.notices import notice
 from butler_cli.schedule.runner import Finished, Scheduler
 from butler_cli.schedule.store import ScheduleStore
 from butler_cli.serve.app import Settings, create_app
@@ -53,7 +53,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 def exposure_warning(host: str) -> str:
     return (
-        f"butler: WARNING — listening on {host}, not only on this machine. Anyone who can "
+        f"WARNING — listening on {host}, not only on this machine. Anyone who can "
         "reach this address and has the token can read every parked action (its arguments "
         "whole, secrets masked) and approve or deny it. The connection is plain HTTP: the "
         "token crosses the network unencrypted."
@@ -67,12 +67,11 @@ def serve(
     *,
     expose: bool,
     scheduler: bool = True,
-    say: Callable[[str], None] | None = None,
+    say: Callable[[str], None],
 ) -> None:
-    """Run until SIGTERM or Ctrl-C. ``say`` prints one line (stdout)."""
-
-    def emit(line: str) -> None:
-        (say or _print)(line)
+    """Run until SIGTERM or Ctrl-C. ``say`` shows one line of the server's log (the command
+    prints it on stdout); a warning is a notice (stderr)."""
+    emit = say
 
     if not is_loopback(host) and not expose:
         raise UsageError(
@@ -83,7 +82,7 @@ def serve(
     sock = bind(host, port)
     settings = Settings(home, host, sock.getsockname()[1], exposed=not is_loopback(host))
     if settings.exposed:
-        print(exposure_warning(host), file=sys.stderr, flush=True)
+        notice(exposure_warning(host))
     decider = Decider(home)
     app = create_app(settings, decider)
     config = uvicorn.Config(
@@ -144,7 +143,3 @@ def _recover(home: Path, decider: Decider, emit: Callable[[str], None]) -> None:
         if s.status == "decided":
             emit(f"continuing park {s.id}, decided before a stop")
             decider.submit(s.id, None, None)
-
-
-def _print(line: str) -> None:
-    print(line, flush=True)
