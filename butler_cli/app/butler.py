@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from butler_cli.app import conversations as convs
 from butler_cli.app.audit import AuditObserver
-from butler_cli.app.config import Config, load_config, with_defaults
+from butler_cli.app.config import Config, load_config, resolve_options
 from butler_cli.app.decisions import check_ledger, decision_for, now_iso, record_decision
 from butler_cli.app.notify import Notifier
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
+from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
 from butler_cli.core.grants import Grant, GrantBook, canonical
 from butler_cli.core.loop import (
-    DEFAULT_MAX_ROUNDS,
     LoopConfig,
     LoopObserver,
     LoopOutcome,
@@ -37,7 +37,7 @@ from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.memory.capture import capture_turn
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
 from butler_cli.memory.tools import MemoryTools
-from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
+from butler_cli.policy.loader import LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
@@ -160,13 +160,16 @@ class Butler:
         home: Path | None = None,
         grants: GrantBook | None = None,
         recorded_block: str | None = None,
+        recorded: RunContext | None = None,
     ) -> Butler:
         """Resolve model and policy up front: a bad one is a usage error before anything runs.
 
-        Flags win, then the environment, then the config file, then the defaults.
+        ``opts`` are the flags: the one resolver (``resolve_options``) fills the rest — for a
+        resume (``recorded``: the park's context) the park's record, then the environment,
+        then the config file, then the defaults.
         """
         settings = load_config()
-        opts = with_defaults(opts, settings)
+        opts = resolve_options(opts, settings, recorded)
         model = settings.model_spec(opts.model) if opts.model else opts.model  # [aliases]
         if not model:
             raise UsageError(
@@ -394,12 +397,13 @@ def butler_for_park(
 ) -> Butler:
     """A butler made as the park's was (its model, policy, folder, profile; flags win) that
     sends the memory block the park was sent, so the model sees the same system prompt."""
-    opts = opts.over(state.context)
-    same_memory = (opts.profile or DEFAULT_PROFILE) == state.context.profile
+    profile = opts.profile or state.context.profile
+    same_memory = (profile or DEFAULT_PROFILE) == state.context.profile
     return Butler.build(
         opts,
         cwd=Path(state.context.cwd),
         home=home,
         grants=grants,
         recorded_block=state.context.memory_block if same_memory else None,
+        recorded=state.context,
     )

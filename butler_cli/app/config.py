@@ -1,4 +1,5 @@
-"""The config file: defaults a person sets once. Flags > environment > this file > defaults.
+"""The config file, and the one resolver of the options: flags > environment > this file >
+defaults (a resume puts the park's record right after the flags).
 
 TOML at ``$BUTLER_HOME/config.toml`` when BUTLER_HOME is set, else the platform's user config
 dir. It holds no secrets: for each provider a base URL and the *name* of the environment
@@ -13,12 +14,16 @@ import contextlib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.options import MODEL_ENV, RunOptions
+from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY, DEFAULT_SYSTEM
 from butler_cli.core.errors import UsageError
 from butler_cli.providers import ProviderSettings
 from butler_cli.store.files import HOME_ENV, read_text_regular
+
+if TYPE_CHECKING:
+    from butler_cli.core.park import RunContext
 
 CONFIG_FILE = "config.toml"
 TOP_KEYS: dict[str, type[Any]] = {
@@ -45,6 +50,12 @@ ENV = {
     "max_rounds": "BUTLER_MAX_ROUNDS",
     "system": "BUTLER_SYSTEM",
 }
+#: What an option is when no flag, park, variable or file sets it (the model has none).
+DEFAULTS: dict[str, Any] = {
+    "policy": DEFAULT_POLICY,
+    "max_rounds": DEFAULT_MAX_ROUNDS,
+    "system": DEFAULT_SYSTEM,
+}
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,8 @@ class Config:
     #: [hooks]: on_park, on_done, on_error (an argv list or a URL) and timeout_s, checked
     #: here and turned into :class:`butler_cli.hooks.Hooks` where tasks run.
     hooks: dict[str, Any] = field(default_factory=dict)
+    #: The file these settings were read from (it may not exist).
+    path: Path | None = None
 
     def model_spec(self, given: str) -> str:
         """``given`` with an alias replaced by the spec it names (one level: no chains)."""
@@ -171,7 +184,7 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
                 path,
                 f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, *TABLES])}",
             )
-    return Config(values, providers, smtp, mcp, sandbox, aliases, hooks)
+    return Config(values, providers, smtp, mcp, sandbox, aliases, hooks, path)
 
 
 def _hooks(value: Any, path: Path) -> dict[str, Any]:
@@ -240,20 +253,55 @@ def _bad(path: Path, what: str) -> UsageError:
     return UsageError(f"config file {path}: {what} (it was left as it is)")
 
 
-def with_defaults(opts: RunOptions, config: Config) -> RunOptions:
-    """Fill what the flags left open: the environment first, then the config file."""
-    filled: dict[str, Any] = {}
-    for key, env in ENV.items():
-        if getattr(opts, key) is not None:
-            continue
-        from_env = os.environ.get(env)
-        if from_env:
-            if key == "max_rounds":
-                if not from_env.isdigit():
-                    raise UsageError(f"{env} must be a whole number, not {from_env!r}")
-                filled[key] = int(from_env)
-            else:
-                filled[key] = from_env
-        elif key in config.values:
-            filled[key] = config.values[key]
-    return replace(opts, **filled)
+@dataclass(frozen=True)
+class Resolved:
+    """An option's value and where it came from: ``flag``, ``park``, ``env VARIABLE``,
+    ``file PATH`` or ``default``."""
+
+    key: str
+    value: Any
+    source: str
+
+
+def resolve_setting(
+    key: str, flag: Any, config: Config, recorded: RunContext | None = None
+) -> Resolved:
+    """The one precedence, for one of ``model``, ``policy``, ``max_rounds``, ``system``: the
+    flag, else what the park recorded (a resume), else the environment variable (when set and
+    not empty), else the config file, else the default. A variable that is not a number where
+    one is needed is a usage error, whichever command reads it."""
+    if flag is not None:
+        return Resolved(key, flag, "flag")
+    if recorded is not None and getattr(recorded, key) is not None:
+        return Resolved(key, getattr(recorded, key), "park")
+    env = ENV[key]
+    from_env = os.environ.get(env)
+    if from_env:
+        if key == "max_rounds":
+            if not from_env.isdigit():
+                raise UsageError(f"{env} must be a whole number, not {from_env!r}")
+            return Resolved(key, int(from_env), f"env {env}")
+        return Resolved(key, from_env, f"env {env}")
+    if key in config.values:
+        return Resolved(key, config.values[key], f"file {config.path or config_path()}")
+    return Resolved(key, DEFAULTS.get(key), "default")
+
+
+def resolve_options(
+    opts: RunOptions, config: Config, recorded: RunContext | None = None
+) -> RunOptions:
+    """What a command or the chat runs with: every option through :func:`resolve_setting`.
+    ``recorded``: the context of the park being resumed (its profile, policy file, base URL
+    and model options apply too, unless a flag gives them)."""
+    chosen: dict[str, Any] = {
+        key: resolve_setting(key, getattr(opts, key), config, recorded).value for key in ENV
+    }
+    if recorded is not None:
+        chosen |= {
+            "profile": opts.profile or recorded.profile,
+            "policy_file": opts.policy_file or recorded.policy_file,
+            "base_url": opts.base_url or recorded.base_url,
+            # the park's options, with any given now on top
+            "model_options": {**recorded.model_options, **(opts.model_options or {})},
+        }
+    return replace(opts, **chosen)

@@ -12,7 +12,6 @@ import os
 import shlex
 import subprocess
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,12 @@ from butler_cli.app.config import (
     PROVIDER_KEYS,
     SMTP_KEYS,
     TOP_KEYS,
+    Resolved,
     _read,
     config_path,
     load_config,
     parse_config,
+    resolve_setting,
 )
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import read_text_regular, write_atomic
@@ -124,28 +125,15 @@ def unset_value(key: str, path: Path | None = None) -> Path:
     return _write(doc, path)
 
 
-@dataclass(frozen=True)
-class Resolved:
-    """A setting's value and where it came from: flag, env (which variable), file, default."""
-
-    key: str
-    value: Any
-    source: str
-
-
 def get_value(key: str, flags: dict[str, Any] | None = None, path: Path | None = None) -> Resolved:
     """The value a command would use for ``key``, and where it comes from. ``flags`` are
     the command-line values a command would be given (None: not given)."""
     path = path or config_path()
     parts = _parts(key)
-    given = (flags or {}).get(key)
-    if given is not None:
-        return Resolved(key, given, "flag")
-    env = ENV.get(key)
-    if env and os.environ.get(env):
-        return Resolved(key, os.environ[env], f"env {env}")
     raw: Any = _read(path)
-    parse_config(raw, path)
+    config = parse_config(raw, path)
+    if key in ENV:  # the options a command resolves: the very resolver it uses
+        return resolve_setting(key, (flags or {}).get(key), config)
     for name in parts:
         raw = raw.get(name) if isinstance(raw, dict) else None
     if raw is not None:
@@ -154,8 +142,6 @@ def get_value(key: str, flags: dict[str, Any] | None = None, path: Path | None =
 
 
 def _default(key: str, parts: list[str]) -> Any:
-    from butler_cli.core.loop import DEFAULT_MAX_ROUNDS
-    from butler_cli.policy.loader import DEFAULT_POLICY
     from butler_cli.providers import REMOTE
 
     if parts[0] == "providers":
@@ -166,9 +152,6 @@ def _default(key: str, parts: list[str]) -> Any:
             return kind.key_env
         return None
     return {
-        "policy": DEFAULT_POLICY,
-        "max_rounds": DEFAULT_MAX_ROUNDS,
-        "system": "",
         "sandbox.network": True,
         "smtp.tls": "starttls",
         "smtp.password_env": "BUTLER_SMTP_PASSWORD",

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.config import config_path, load_config, with_defaults
+from butler_cli.app.config import config_path, load_config, resolve_options
 from butler_cli.app.options import RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
-from butler_cli.policy.loader import DEFAULT_POLICY
+from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
 from butler_cli.store.files import butler_home
 from butler_cli.store.stored_keys import key_names, keys_path
@@ -20,7 +20,7 @@ from butler_cli.tools.sandbox import detect_sandbox
 def diagnose(opts: RunOptions) -> dict[str, Any]:
     """Everything `butler doctor` shows, as plain data (no key values anywhere)."""
     config = load_config()
-    opts = with_defaults(opts, config)
+    opts = resolve_options(opts, config)
     home = butler_home()
     sandbox = detect_sandbox()
     network = bool(config.sandbox.get("network", True))

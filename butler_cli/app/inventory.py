@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.config import load_config, with_defaults
+from butler_cli.app.config import load_config, resolve_options
 from butler_cli.app.options import RunOptions
 from butler_cli.app.protected import protected_paths
+from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.gate import default_decision
 from butler_cli.core.toolsets import Toolset
 from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
 from butler_cli.memory.tools import MemoryTools
-from butler_cli.policy.loader import DEFAULT_POLICY, LoadedPolicy, load_policy
+from butler_cli.policy.loader import LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.store.files import butler_home
 from butler_cli.tools.context import ToolContext
@@ -24,7 +25,7 @@ def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, To
     """The active policy and every toolset (with where it comes from), built as a run would
     build them but with no model: for `policy check/test` and `tools list`."""
     config = load_config()
-    opts = with_defaults(opts, config)
+    opts = resolve_options(opts, config)
     home = butler_home()
     policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
     policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))

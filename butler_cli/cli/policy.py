@@ -23,12 +23,11 @@ _CODES = {"allow": ExitCode.OK, "approve": ExitCode.PARKED, "refuse": ExitCode.L
 @app.command("list")
 def list_(policy: Policy = None, json_out: Json = False) -> None:
     """Installed policies (the butler.policies entry points) and which one is active."""
-    from butler_cli.app.config import load_config, with_defaults
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config import load_config, resolve_setting
     from butler_cli.cli import render
-    from butler_cli.policy.loader import DEFAULT_POLICY, installed_policies
+    from butler_cli.policy.loader import installed_policies
 
-    active = with_defaults(RunOptions(policy=policy), load_config()).policy or DEFAULT_POLICY
+    active = resolve_setting("policy", policy, load_config()).value
     rows = [
         {
             "name": ep.name,

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS
 from butler_cli.core.errors import ModelError
 from butler_cli.core.grants import GrantBook
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -22,7 +23,6 @@ from butler_cli.core.vet import clean_text, vet_calls
 if TYPE_CHECKING:  # the park's pydantic models load only when a round parks or resumes
     from butler_cli.core.park import Approval, Decision, ParkState, RunContext
 
-DEFAULT_MAX_ROUNDS = 8
 UNATTENDED_REASON = (
     "the policy allows '{name}', but an unattended run acts on its own only with --yes-safe"
 )

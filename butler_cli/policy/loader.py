@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # the gate pulls in the message models: `policy list` needs n
     from butler_cli.core.gate import Policy
 
 GROUP = "butler.policies"
-DEFAULT_POLICY = "ask"
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,8 +60,12 @@ class ChatRepl:
         banner: str,
         console: Console | None = None,
         continuing: Continuing = (False, None),
+        shown: RunOptions | None = None,
     ) -> None:
+        #: The flags the chat was started with (the butler resolves the rest).
         self.opts = opts
+        #: The same, resolved: what the first line names.
+        self.shown = shown or opts
         self.home_dir = home_dir
         self._console = console
         self.banner = banner
@@ -100,7 +104,7 @@ class ChatRepl:
     def run(self) -> None:
         session = chat_input(Path(self.home_dir), list(COMMANDS), self.argument_ids)
         print(  # plain print: rich is not loaded yet, so the prompt comes sooner
-            f"butler · model {self.opts.model or ''} · policy {self.opts.policy or 'ask'} · "
+            f"butler · model {self.shown.model or ''} · policy {self.shown.policy or ''} · "
             "/help for commands, Ctrl-D to leave"
         )
         if self.banner:

@@ -32,7 +32,7 @@ def start_chat(
     model_options: dict[str, int | float] | None = None,
     continuing: tuple[bool, str | None] = (False, None),
 ) -> None:
-    from butler_cli.app.config import load_config, with_defaults
+    from butler_cli.app.config import load_config, resolve_options
     from butler_cli.app.options import MODEL_ENV, RunOptions
     from butler_cli.core.errors import UsageError
     from butler_cli.repl.session import ChatRepl
@@ -41,10 +41,13 @@ def start_chat(
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
     # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
-    opts = RunOptions(
+    flags = RunOptions(
         model, policy, system, max_rounds, True, profile, policy_file, base_url, model_options
     )
-    opts = with_defaults(opts, load_config())
-    if not opts.model:
+    # Resolved here for the first line and a missing model; the session keeps the flags, so
+    # a park made elsewhere and resumed in the chat goes on with its own record, as with
+    # `butler resume` (the butler itself resolves them again, the same way).
+    shown = resolve_options(flags, load_config())
+    if not shown.model:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
-    ChatRepl(opts, str(butler_home()), banner, continuing=continuing).run()
+    ChatRepl(flags, str(butler_home()), banner, continuing=continuing, shown=shown).run()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from butler_cli.app.config import load_config, with_defaults
+from butler_cli.app.config import load_config, resolve_options
 from butler_cli.app.options import MODEL_ENV, RunOptions
+from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
 from butler_cli.hooks import DEFAULT_TIMEOUT, Hook
-from butler_cli.policy.loader import DEFAULT_POLICY
 from butler_cli.schedule.cron import expand
 from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import Job, ScheduleStore
@@ -31,7 +31,7 @@ def add_job(
     expand(cron)
     if not task.strip():
         raise UsageError("the task is empty")
-    opts = with_defaults(RunOptions(model=model, policy=policy), load_config())
+    opts = resolve_options(RunOptions(model=model, policy=policy), load_config())
     if not opts.model:
         raise UsageError(f"no model chosen: pass --model or set {MODEL_ENV}")
     chosen = opts.model
