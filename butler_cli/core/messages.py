@@ -97,76 +97,109 @@ class Message:
         Keys it does not know are ignored, as they always were."""
         if isinstance(raw, Message):
             return raw
-        data = _object(raw, "message")
-        role = data.get("role")
-        if role not in ("user", "assistant"):
+        if not isinstance(raw, dict):
+            raise ValueError(f"message: expected a JSON object, not {type(raw).__name__}")
+        role = raw.get("role")
+        if role != "user" and role != "assistant":
             raise ValueError(f"message: 'role' must be 'user' or 'assistant', not {role!r}")
-        content = data.get("content")
+        content = raw.get("content")
         if not isinstance(content, list):
             raise ValueError("message: 'content' must be a list of blocks")
-        blocks = [block_from_dict(b, f"message content[{i}]") for i, b in enumerate(content)]
+        blocks: list[Block] = []
+        for block in content:  # checked inline: a park of a thousand messages is read often
+            try:
+                blocks.append(_block(block))
+            except ValueError as exc:
+                raise ValueError(f"message content[{len(blocks)}]: {exc}") from None
         return cls(role=role, content=blocks)
 
 
-def block_from_dict(raw: object, where: str = "block") -> Block:
+def block_from_dict(raw: object) -> Block:
     """One block from untrusted JSON, by its ``type``; ``ValueError`` if anything is wrong."""
-    if isinstance(raw, TextBlock | ToolUseBlock | ToolResultBlock):
-        return raw
-    data = _object(raw, where)
-    kind = data.get("type")
-    if kind == "text":
-        return TextBlock(text=_str(data, "text", where))
-    if kind == "tool_use":
-        return tool_use_from_dict(data, where)
-    if kind == "tool_result":
-        return tool_result_from_dict(data, where)
-    raise ValueError(f"{where}: unknown block type {kind!r}")
+    try:
+        return _block(raw)
+    except ValueError as exc:
+        raise ValueError(f"block: {exc}") from None
 
 
-def tool_use_from_dict(raw: object, where: str = "tool call") -> ToolUseBlock:
+def tool_use_from_dict(raw: object) -> ToolUseBlock:
     """A saved tool call from untrusted JSON (its ``type`` may be left out)."""
     if isinstance(raw, ToolUseBlock):
         return raw
-    data = _object(raw, where)
-    _type_is(data, "tool_use", where)
-    return model_call(_str(data, "id", where), _str(data, "name", where), data.get("input"), where)
+    try:
+        return _tool_use(_object(raw, "tool_use"))
+    except ValueError as exc:
+        raise ValueError(f"tool call: {exc}") from None
 
 
-def tool_result_from_dict(raw: object, where: str = "tool result") -> ToolResultBlock:
+def tool_result_from_dict(raw: object) -> ToolResultBlock:
     """A saved tool result from untrusted JSON (its ``type`` may be left out; a missing
     ``is_error`` is False and a missing ``outcome`` is "ran", as results were first written)."""
     if isinstance(raw, ToolResultBlock):
         return raw
-    data = _object(raw, where)
-    _type_is(data, "tool_result", where)
-    is_error = data.get("is_error", False)
-    if not isinstance(is_error, bool):
-        raise ValueError(f"{where}: 'is_error' must be true or false")
-    outcome = data.get("outcome", "ran")
-    if outcome not in _OUTCOMES:
-        raise ValueError(f"{where}: 'outcome' must be one of {', '.join(sorted(_OUTCOMES))}")
-    return ToolResultBlock(
-        tool_use_id=_str(data, "tool_use_id", where),
-        content=_str(data, "content", where),
-        is_error=is_error,
-        outcome=outcome,
-    )
+    try:
+        return _tool_result(_object(raw, "tool_result"))
+    except ValueError as exc:
+        raise ValueError(f"tool result: {exc}") from None
 
 
-def model_call(
-    call_id: object, name: object, arguments: object, where: str = "tool call"
-) -> ToolUseBlock:
-    """A tool call as a provider (or a file) hands it over, checked: the id and name are text,
-    the arguments a JSON object with text keys. ``ValueError`` otherwise (a provider's answer
-    that is not a call at all; arguments that are merely bad JSON are the provider's to mark
-    malformed before this)."""
+def model_call(call_id: object, name: object, arguments: object) -> ToolUseBlock:
+    """A tool call as a provider hands it over, checked: the id and name are text, the
+    arguments a JSON object with text keys. ``ValueError`` otherwise (an answer that is not a
+    call at all: the provider failed). Arguments that are merely bad JSON are the adapter's to
+    mark malformed before this, so the loop answers them with an error result."""
+    try:
+        return _call(call_id, name, arguments)
+    except ValueError as exc:
+        raise ValueError(f"the model's tool call: {exc}") from None
+
+
+def _block(raw: object) -> Block:
+    if not isinstance(raw, dict):
+        if isinstance(raw, TextBlock | ToolUseBlock | ToolResultBlock):
+            return raw
+        raise ValueError(f"expected a JSON object, not {type(raw).__name__}")
+    kind = raw.get("type")
+    if kind == "text":
+        text = raw.get("text")
+        if isinstance(text, str):
+            return TextBlock(text=text)
+        raise _not_text(raw, "text")
+    if kind == "tool_use":
+        return _tool_use(raw)
+    if kind == "tool_result":
+        return _tool_result(raw)
+    raise ValueError(f"unknown block type {kind!r}")
+
+
+def _tool_use(data: dict[str, Any]) -> ToolUseBlock:
+    return _call(data.get("id", _MISSING), data.get("name", _MISSING), data.get("input", _MISSING))
+
+
+def _call(call_id: object, name: object, arguments: object) -> ToolUseBlock:
     if not isinstance(call_id, str):
-        raise ValueError(f"{where}: 'id' must be text")
+        raise ValueError("'id' is missing" if call_id is _MISSING else "'id' must be text")
     if not isinstance(name, str):
-        raise ValueError(f"{where}: 'name' must be text")
+        raise ValueError("'name' is missing" if name is _MISSING else "'name' must be text")
     if not isinstance(arguments, dict) or not all(isinstance(k, str) for k in arguments):
-        raise ValueError(f"{where}: 'input' must be a JSON object")
+        raise ValueError(
+            "'input' is missing" if arguments is _MISSING else "'input' must be a JSON object"
+        )
     return ToolUseBlock(id=call_id, name=name, input=arguments)
+
+
+def _tool_result(data: dict[str, Any]) -> ToolResultBlock:
+    call_id, content = data.get("tool_use_id"), data.get("content")
+    is_error, outcome = data.get("is_error", False), data.get("outcome", "ran")
+    if not isinstance(call_id, str):
+        raise _not_text(data, "tool_use_id")
+    if not isinstance(content, str):
+        raise _not_text(data, "content")
+    if is_error is not True and is_error is not False:
+        raise ValueError("'is_error' must be true or false")
+    if outcome not in _OUTCOMES:
+        raise ValueError(f"'outcome' must be one of {', '.join(sorted(_OUTCOMES))}")
+    return ToolResultBlock(tool_use_id=call_id, content=content, is_error=is_error, outcome=outcome)
 
 
 def error_result(call_id: str, message: str, outcome: ToolOutcome = "failed") -> ToolResultBlock:
@@ -174,20 +207,17 @@ def error_result(call_id: str, message: str, outcome: ToolOutcome = "failed") ->
     return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True, outcome=outcome)
 
 
-def _object(raw: object, where: str) -> dict[str, Any]:
+_MISSING: Any = object()
+
+
+def _object(raw: object, kind: str) -> dict[str, Any]:
+    """``raw`` as an object whose ``type``, if it says one, is ``kind``."""
     if not isinstance(raw, dict):
-        raise ValueError(f"{where}: expected a JSON object, not {type(raw).__name__}")
+        raise ValueError(f"expected a JSON object, not {type(raw).__name__}")
+    if raw.get("type", kind) != kind:
+        raise ValueError(f"'type' must be {kind!r}, not {raw.get('type')!r}")
     return raw
 
 
-def _str(data: dict[str, Any], key: str, where: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        state = "missing" if key not in data else "not text"
-        raise ValueError(f"{where}: '{key}' is {state}")
-    return value
-
-
-def _type_is(data: dict[str, Any], kind: str, where: str) -> None:
-    if data.get("type", kind) != kind:
-        raise ValueError(f"{where}: 'type' must be {kind!r}, not {data.get('type')!r}")
+def _not_text(data: dict[str, Any], key: str) -> ValueError:
+    return ValueError(f"'{key}' is {'missing' if key not in data else 'not text'}")
