@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
@@ -21,27 +20,40 @@ from butler_cli.store.files import read_text_regular
 _STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 
 
-@dataclass(frozen=True, slots=True)
 class ScriptCall:
-    name: str
-    id: str | None = None
-    arguments: dict[str, Any] | None = None
+    """One call of a turn (plain classes, not dataclasses: the script loads on every scripted
+    run, and making a dataclass costs more than reading a short script)."""
+
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self, name: str, call_id: str | None, arguments: dict[str, Any]) -> None:
+        self.name = name
+        self.id = call_id
+        self.arguments = arguments
 
 
-@dataclass(frozen=True, slots=True)
 class ScriptTurn:
-    text: str | None = None
-    tool_calls: list[ScriptCall] | None = None
-    #: Optional override, e.g. to test a response with calls that did not stop for tool use.
-    stop_reason: StopReason | None = None
+    """One assistant turn: its text, its calls, and optionally its stop reason (e.g. to test a
+    response with calls that did not stop for tool use)."""
+
+    __slots__ = ("stop_reason", "text", "tool_calls")
+
+    def __init__(
+        self, text: str | None, tool_calls: list[ScriptCall] | None, stop_reason: StopReason | None
+    ) -> None:
+        self.text = text
+        self.tool_calls = tool_calls
+        self.stop_reason = stop_reason
 
 
-@dataclass(frozen=True, slots=True)
 class Script:
     """A script file, checked whole by :meth:`from_dict` (by hand: a scripted run loads no
     pydantic). Unknown keys are refused, so a typo is not silently a turn without calls."""
 
-    turns: list[ScriptTurn]
+    __slots__ = ("turns",)
+
+    def __init__(self, turns: list[ScriptTurn]) -> None:
+        self.turns = turns
 
     @classmethod
     def from_dict(cls, data: object) -> Script:
@@ -159,7 +171,7 @@ class ScriptedProvider:
 
 def _response(k: int, turn: ScriptTurn) -> ModelResponse:
     calls = [
-        ToolUseBlock(id=c.id or f"call_{k}_{i}", name=c.name, input=dict(c.arguments or {}))
+        ToolUseBlock(id=c.id or f"call_{k}_{i}", name=c.name, input=dict(c.arguments))
         for i, c in enumerate(turn.tool_calls or [])
     ]
     # Repeated or empty ids are kept: a script stands in for a model, and the loop gives every
