@@ -245,3 +245,29 @@ def test_config_get_names_the_winner_a_run_uses(case, butler, butler_home, tmp_p
             "file": f"file {butler_home / 'config.toml'}",
         }.get(source, source)
         assert (found["value"], found["source"]) == (sources.recorded(option, source), where)
+
+
+@pytest.mark.parametrize("case", table(4), ids=describe)
+def test_a_schedule_fixes_model_and_policy_as_run_would_and_its_run_resolves_the_rest(
+    case, butler, butler_home, workdir, tmp_path
+):
+    """`schedule add` resolves the model and the policy when the schedule is made (it takes no
+    flag for the rest); its run resolves max_rounds and the system prompt the same way."""
+    sources = Sources(tmp_path)
+    flags, env = sources.apply(case, butler_home)
+    made = [a for f, v in zip(flags[::2], flags[1::2], strict=True) if f in ("--model", "--policy")
+            for a in (f, v)]  # fmt: skip
+    added = butler(
+        "schedule", "add", "@daily", "write it", *made, "--folder", str(workdir), env=env
+    )
+    assert added.returncode == 0, added.stderr
+    expected = {o: winner(s) for o, s in case.items()}
+    expected |= {
+        o: winner(tuple(x for x in case[o] if x != "flag")) for o in ("max_rounds", "system")
+    }
+    listed = json.loads(butler("schedule", "list", "--json", env=env).stdout)[0]
+    assert listed["model"] == sources.recorded("model", expected["model"])
+    assert listed["policy"] == sources.recorded("policy", expected["policy"])
+    ran = butler("schedule", "run", listed["id"], "--json", env=env)
+    assert ran.returncode == 3, ran.stderr
+    check(sources, park_context(butler, json.loads(ran.stdout)["park_id"]), expected)

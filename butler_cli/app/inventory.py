@@ -37,6 +37,7 @@ def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, To
         protected_paths(home, [policy_file, *policy.files], config),
         roots_from(base, config.allowed_roots()),
         config.smtp,
+        config.sandbox,  # every config section a run gives its tools, so they are built alike
     )
     memory = MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset()
     sources: list[tuple[str, Toolset]] = [("built-in memory", memory)]
