@@ -207,6 +207,57 @@ def test_plain_butler_opens_the_chat(butler_home, workdir, butler, script) -> No
     assert r.returncode == 2 and "needs a terminal" in r.stderr
 
 
+def test_the_plain_chat_takes_its_defaults_from_the_config_file(
+    butler_home, workdir, script
+) -> None:
+    """Model and policy from config.toml (the environment wins over it), named on the first
+    line and used by the first turn; the first prompt reads the file without the typed config
+    (BENCHMARKS.md, "Chat start")."""
+    butler_home.mkdir(parents=True, exist_ok=True)
+    from_file = script({"text": "answered from the file's model"})
+    (butler_home / "config.toml").write_text(
+        f'model = {json.dumps(from_file)}\npolicy = "readonly"\n', encoding="utf-8"
+    )
+    child = spawn_butler([], butler_home, workdir)
+    child.expect(f"model {from_file} · policy readonly")
+    child.expect("you ›")
+    child.sendline("hello")
+    child.expect("answered from the file's model")
+    child.expect("you ›")
+    assert leave(child) == 0
+    from_env = script({"text": "answered from the environment's model"})
+    child = spawn_butler([], butler_home, workdir, BUTLER_MODEL=from_env, BUTLER_POLICY="ask")
+    child.expect(f"model {from_env} · policy ask")
+    child.expect("you ›")
+    child.sendline("hello")
+    child.expect("answered from the environment's model")
+    child.expect("you ›")
+    assert leave(child) == 0
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "said"),
+    [
+        ("model = [1\n", {}, "is malformed"),
+        ('modle = "x"\n', {}, "unknown setting 'modle'"),
+        ("[providers.openai]\napi_key = 'k'\n", {}, "[providers.openai] takes only"),
+        ("", {"BUTLER_MAX_ROUNDS": "many"}, "BUTLER_MAX_ROUNDS must be a whole number"),
+        ("", {}, "no model chosen"),
+    ],
+    ids=["malformed", "unknown", "provider", "max-rounds", "no-model"],
+)
+def test_a_broken_config_stops_the_plain_chat_before_its_prompt(
+    butler_home, workdir, config, env, said
+) -> None:
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "config.toml").write_text(config, encoding="utf-8")
+    child = spawn_butler([], butler_home, workdir, **env)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert said in child.before and "you ›" not in child.before
+    assert child.exitstatus == 2
+
+
 def test_multi_line_entry_and_slash_completion(butler_home, workdir, script) -> None:
     child = spawn(["chat", "--model", script({"text": "got both lines"})], butler_home, workdir)
     child.send("line one")
@@ -240,34 +291,68 @@ def test_the_first_prompt_needs_neither_rich_nor_pydantic() -> None:
 
 
 HEAVY = {"rich", "pydantic", "pydantic_core", "typer", "click", "openai", "anthropic", "httpx"}
+#: Not heavy, but not needed to draw the prompt, and each once made it later (BENCHMARKS.md,
+#: "Chat start"): the stored-keys lookup (the build reads them, before any turn), pathlib (and
+#: the urllib.parse and ipaddress it loads), dataclasses (making one costs a millisecond: the
+#: typed config and options are made after the prompt), the butler, the provider table, the
+#: slash commands' bodies and the verdicts the package re-exports.
+DEFERRED = {
+    "platformdirs",
+    "keyring",
+    "tomlkit",
+    "pathlib",
+    "urllib.parse",
+    "ipaddress",
+    "dataclasses",
+    "butler_cli.store.stored_keys",
+    "butler_cli.app.config",
+    "butler_cli.app.options",
+    "butler_cli.app.butler",
+    "butler_cli.providers",
+    "butler_cli.repl.comforts",
+    "butler_cli.core.verdicts",
+}
 
 
-@pytest.mark.parametrize("args", [["demo"], []])
+@pytest.mark.parametrize(
+    ("args", "config"),
+    [(["demo"], True), ([], True), (["demo"], False)],
+    ids=["demo", "plain", "demo-no-config"],
+)
 def test_nothing_heavy_is_imported_before_the_first_prompt_is_drawn(
-    butler_home, workdir, script, args
+    butler_home, workdir, script, args, config, tmp_path
 ) -> None:
-    """The whole start on a real terminal, config file included: Python reports each import as
-    it finishes (-X importtime, on stderr, the same pty), so every module named before the
-    prompt's text was loaded before the prompt was drawn. The butler's build starts after."""
+    """The whole start on a real terminal, config file and a stored key included: Python
+    reports each import as it finishes (-X importtime, on stderr, the same pty), so every module
+    named before the prompt's text was loaded before the prompt was drawn. The butler's build
+    starts after. Without a config file, no TOML parser either."""
     butler_home.mkdir(parents=True, exist_ok=True)
-    (butler_home / "config.toml").write_text(
-        '[providers.openai]\napi_key_env = "MY_KEY"\n', encoding="utf-8"
-    )
+    if config:
+        (butler_home / "config.toml").write_text(
+            '[providers.openai]\napi_key_env = "MY_KEY"\n', encoding="utf-8"
+        )
+    keys = tmp_path / "xdg" / "butler"
+    keys.mkdir(parents=True)
+    (keys / "keys.toml").write_text('[file]\nOPENAI_API_KEY = "sk-stored-1234567"\n')
     child = spawn_butler(
         args,
         butler_home,
         workdir,
         PYTHONPROFILEIMPORTTIME="1",
         BUTLER_MODEL=script({"text": "hi"}),
+        XDG_CONFIG_HOME=str(tmp_path / "xdg"),
     )
     child.expect("you ›")
     before = child.before
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     imported = {
-        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        line.rsplit("|", 1)[-1].strip()
         for line in before.splitlines()
         if line.startswith("import time:")
     }
     assert "prompt_toolkit" in imported  # the check sees the imports at all
-    assert imported & HEAVY == set()
+    assert {name.split(".")[0] for name in imported} & HEAVY == set()
+    assert imported & DEFERRED == set()
+    if not config:
+        assert "tomllib" not in imported

@@ -179,3 +179,29 @@ def test_a_key_typed_at_the_terminal_is_not_echoed(butler, butler_home, workdir,
     assert "stored in" in transcript.getvalue() and CANARY not in transcript.getvalue()
     listed = butler("keys", "list", env=user_home)
     assert listed.stdout.split() == ["OPENAI_API_KEY"]
+
+
+@pytest.mark.parametrize("backend", ["file", "keyring"])
+def test_the_chat_masks_a_stored_key_from_its_first_turn(
+    butler, butler_home, workdir, script, user_home, tmp_path, backend
+) -> None:
+    """The chat draws its first prompt before reading the stored keys (BENCHMARKS.md, "Chat
+    start"); the first turn still runs with them masked: a file echoing the key is `****` in
+    the tool result the chat shows and in everything it stores."""
+    from conftest import spawn_butler
+
+    env = {**user_home, **keyring_env(tmp_path, backend), "OPENAI_API_KEY": ""}
+    assert butler("keys", "set", "OPENAI_API_KEY", input=CANARY, env=env).returncode == 0
+    (workdir / "echo.txt").write_text(f"the key is {CANARY} (echoed)\n")
+    model = script({"tool_calls": [call("read_file", path="echo.txt")]}, {"text": "read it"})
+    child = spawn_butler([], butler_home, workdir, BUTLER_MODEL=model, **env)
+    child.logfile_read = transcript = io.StringIO()  # everything the terminal showed
+    child.expect("you ›")
+    child.sendline("read echo.txt")
+    child.expect("read it")
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert CANARY not in transcript.getvalue()
+    assert files_holding(butler_home, CANARY) == []

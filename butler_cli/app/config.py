@@ -6,56 +6,31 @@ dir. It holds no secrets: for each provider a base URL and the *name* of the env
 variable with its key (keys set with `butler keys set` live elsewhere: store/stored_keys.py). A
 malformed file is reported with its line and never rewritten; writing it (`config set`,
 `unset`) goes through tomlkit in :mod:`butler_cli.app.config_edit`, which keeps comments.
+Reading and checking the file, and the precedence itself, are :mod:`butler_cli.app.config_file`
+(plain values, cheap: the chat's first line needs that alone); this module makes the typed
+:class:`Config` and :class:`Resolved` from them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.options import MODEL_ENV, RunOptions
-from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY, DEFAULT_SYSTEM
-from butler_cli.core.errors import UsageError
-from butler_cli.providers import ProviderSettings
-from butler_cli.store.files import HOME_ENV, read_text_regular
+from butler_cli.app.config_file import (
+    ENV,
+    check_config,
+    config_file,
+    key_sources,
+    read_config,
+    remember_secrets,
+    resolved_value,
+)
+from butler_cli.core.provider_settings import ProviderSettings
 
 if TYPE_CHECKING:
+    from butler_cli.app.options import RunOptions
     from butler_cli.core.park import RunContext
-
-CONFIG_FILE = "config.toml"
-TOP_KEYS: dict[str, type[Any]] = {
-    "model": str,
-    "policy": str,
-    "max_rounds": int,
-    "system": str,
-    "allowed_roots": list,
-}
-SMTP_KEYS: dict[str, type[Any]] = {
-    "host": str,
-    "port": int,
-    "tls": str,
-    "user": str,
-    "password_env": str,
-    "sender": str,
-}
-TLS_MODES = ("starttls", "ssl", "none")
-PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
-TABLES = ("providers", "aliases", "smtp", "mcp", "sandbox", "hooks")
-ENV = {
-    "model": MODEL_ENV,
-    "policy": "BUTLER_POLICY",
-    "max_rounds": "BUTLER_MAX_ROUNDS",
-    "system": "BUTLER_SYSTEM",
-}
-#: What an option is when no flag, park, variable or file sets it (the model has none).
-DEFAULTS: dict[str, Any] = {
-    "policy": DEFAULT_POLICY,
-    "max_rounds": DEFAULT_MAX_ROUNDS,
-    "system": DEFAULT_SYSTEM,
-}
 
 
 @dataclass(frozen=True)
@@ -85,172 +60,57 @@ class Config:
         roots = self.values.get("allowed_roots")
         return list(roots) if roots is not None else None
 
+    def _key_sources(self) -> tuple[list[str], list[str]]:
+        return key_sources(
+            ((p.api_key_env, p.api_key_file) for p in self.providers.values()), self.smtp
+        )
+
     def key_variables(self) -> list[str]:
         """The names of every variable the config says holds a secret (provider keys, the
         SMTP password)."""
-        names = [p.api_key_env for p in self.providers.values() if p.api_key_env]
-        smtp_env = self.smtp.get("password_env", "BUTLER_SMTP_PASSWORD")
-        return [*names, smtp_env] if isinstance(smtp_env, str) else names
+        return self._key_sources()[0]
 
     def key_files(self) -> list[Path]:
-        return [
-            Path(os.path.expanduser(p.api_key_file))
-            for p in self.providers.values()
-            if p.api_key_file
-        ]
+        return [Path(name) for name in self._key_sources()[1]]
 
     def remember_secrets(self) -> None:
         """Tell the masking every secret value this config points to: the values of its key
-        variables (and the well-known ones), and the contents of its key files."""
-        from butler_cli.store.stored_keys import stored_values
-        from butler_cli.tools.redact import remember_environment_secrets, remember_secret
-
-        remember_environment_secrets(self.key_variables())
-        for key_file in self.key_files():
-            with contextlib.suppress(OSError):  # an unreadable one is reported when used
-                remember_secret(key_file.read_text(encoding="utf-8", errors="replace"))
-        for value in stored_values():  # keys kept with `butler keys set`, masked alike
-            remember_secret(value)
+        variables (and the well-known ones), the contents of its key files and the keys kept
+        with `butler keys set` (:func:`butler_cli.app.config_file.remember_secrets`)."""
+        remember_secrets(*self._key_sources())
 
 
 def config_path() -> Path:
-    home = os.environ.get(HOME_ENV)
-    if home:
-        return Path(home).expanduser().absolute() / CONFIG_FILE
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("butler", appauthor=False)) / CONFIG_FILE
+    return Path(config_file())
 
 
 def load_config(path: Path | None = None) -> Config:
     path = path or config_path()
-    config = parse_config(_read(path), path)
+    config = parse_config(read_config(path), path)
     config.remember_secrets()
     return config
 
 
 def parse_config(raw: dict[str, Any], path: Path) -> Config:
-    """Check a parsed file's settings; anything unknown or of the wrong type is a usage
-    error naming the file (which is never rewritten)."""
-    aliases: dict[str, str] = {}
-    values: dict[str, Any] = {}
-    providers: dict[str, ProviderSettings] = {}
-    smtp: dict[str, Any] = {}
-    mcp: dict[str, dict[str, Any]] = {}
-    sandbox: dict[str, Any] = {}
-    hooks: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key == "providers":
-            if not isinstance(value, dict):
-                raise _bad(path, "[providers] must be a table of provider tables")
-            for name, table in value.items():
-                if (
-                    not isinstance(table, dict)
-                    or set(table) - PROVIDER_KEYS
-                    or not all(isinstance(v, str) for v in table.values())
-                ):
-                    raise _bad(
-                        path, f"[providers.{name}] takes only {', '.join(sorted(PROVIDER_KEYS))}"
-                    )
-                providers[name] = ProviderSettings(
-                    table.get("base_url"), table.get("api_key_env"), table.get("api_key_file")
-                )
-        elif key == "aliases":
-            if not isinstance(value, dict) or not all(
-                isinstance(v, str) and ":" in v for v in value.values()
-            ):
-                raise _bad(path, '[aliases] maps a name to a model spec: fast = "openai:gpt-4o"')
-            aliases = dict(value)
-        elif key == "smtp":
-            smtp = _smtp(value, path)
-        elif key == "mcp":
-            mcp = _mcp(value, path)
-        elif key == "sandbox":
-            if not isinstance(value, dict) or set(value) - {"network"}:
-                raise _bad(path, "[sandbox] takes network = true or false")
-            if not isinstance(value.get("network", True), bool):
-                raise _bad(path, "sandbox.network must be true or false")
-            sandbox = dict(value)
-        elif key == "hooks":
-            hooks = _hooks(value, path)
-        elif key in TOP_KEYS:
-            if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
-                raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
-            if key == "allowed_roots" and not all(isinstance(v, str) for v in value):
-                raise _bad(path, "allowed_roots must be a list of folder paths")
-            values[key] = value
-        else:
-            raise _bad(
-                path,
-                f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, *TABLES])}",
-            )
-    return Config(values, providers, smtp, mcp, sandbox, aliases, hooks, path)
-
-
-def _hooks(value: Any, path: Path) -> dict[str, Any]:
-    from butler_cli.hooks import Hooks  # only when there is a [hooks] section
-
-    try:
-        Hooks.from_table(value)
-    except UsageError as exc:
-        raise _bad(path, exc.message) from exc
-    return dict(value)
-
-
-def _mcp(value: Any, path: Path) -> dict[str, dict[str, Any]]:
-    if not isinstance(value, dict):
-        raise _bad(path, "[mcp] must hold one [mcp.NAME] table per server")
-    for name, table in value.items():
-        where = f"[mcp.{name}]"
-        if not isinstance(table, dict) or not (
-            isinstance(table.get("command"), str) ^ isinstance(table.get("url"), str)
-        ):
-            raise _bad(path, f'{where} needs command = "program" (stdio) or url = "http…" (HTTP)')
-        if set(table) - {"command", "url", "args", "env", "governed", "benign"}:
-            raise _bad(path, f"{where} takes command or url, args, env, governed, benign")
-        benign = table.get("benign", [])
-        if not (isinstance(benign, list) and all(isinstance(g, str) for g in benign)):
-            raise _bad(path, f"{where} benign must be a list of tool globs")
-        args, env, governed = table.get("args", []), table.get("env", {}), table.get("governed", [])
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise _bad(path, f"{where} args must be a list of strings")
-        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-            raise _bad(path, f"{where} env must be a table of strings")
-        if governed is not True and not (
-            isinstance(governed, list) and all(isinstance(g, str) for g in governed)
-        ):
-            raise _bad(path, f"{where} governed must be true or a list of tool globs")
-    return dict(value)
-
-
-def _smtp(value: Any, path: Path) -> dict[str, Any]:
-    if not isinstance(value, dict) or set(value) - set(SMTP_KEYS):
-        raise _bad(path, f"[smtp] takes {', '.join(SMTP_KEYS)}")
-    for key, kind in SMTP_KEYS.items():
-        if key in value and (not isinstance(value[key], kind) or isinstance(value[key], bool)):
-            raise _bad(path, f"smtp.{key} must be a {kind.__name__}")
-    if value.get("tls", "starttls") not in TLS_MODES:
-        raise _bad(path, f"smtp.tls must be one of {', '.join(TLS_MODES)}")
-    return dict(value)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        text = read_text_regular(path)  # a FIFO in its place is named, never waited on
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"config file {path} cannot be read: {exc}") from exc
-    import tomllib  # only when there is a file: the chat's first prompt waits on this
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"config file {path} is malformed: {exc} (it was left as it is)") from exc
-
-
-def _bad(path: Path, what: str) -> UsageError:
-    return UsageError(f"config file {path}: {what} (it was left as it is)")
+    """Check a parsed file's settings (:func:`~butler_cli.app.config_file.check_config`: a
+    usage error naming the file, which is never rewritten) into a :class:`Config`."""
+    checked = check_config(raw, path)
+    providers = {
+        name: ProviderSettings(
+            table.get("base_url"), table.get("api_key_env"), table.get("api_key_file")
+        )
+        for name, table in checked.providers.items()
+    }
+    return Config(
+        checked.values,
+        providers,
+        checked.smtp,
+        checked.mcp,
+        checked.sandbox,
+        checked.aliases,
+        checked.hooks,
+        path,
+    )
 
 
 @dataclass(frozen=True)
@@ -266,25 +126,13 @@ class Resolved:
 def resolve_setting(
     key: str, flag: Any, config: Config, recorded: RunContext | None = None
 ) -> Resolved:
-    """The one precedence, for one of ``model``, ``policy``, ``max_rounds``, ``system``: the
-    flag, else what the park recorded (a resume), else the environment variable (when set and
-    not empty), else the config file, else the default. A variable that is not a number where
-    one is needed is a usage error, whichever command reads it."""
-    if flag is not None:
-        return Resolved(key, flag, "flag")
-    if recorded is not None and getattr(recorded, key) is not None:
-        return Resolved(key, getattr(recorded, key), "park")
-    env = ENV[key]
-    from_env = os.environ.get(env)
-    if from_env:
-        if key == "max_rounds":
-            if not from_env.isdigit():
-                raise UsageError(f"{env} must be a whole number, not {from_env!r}")
-            return Resolved(key, int(from_env), f"env {env}")
-        return Resolved(key, from_env, f"env {env}")
-    if key in config.values:
-        return Resolved(key, config.values[key], f"file {config.path or config_path()}")
-    return Resolved(key, DEFAULTS.get(key), "default")
+    """The one precedence (:func:`~butler_cli.app.config_file.resolved_value`), for one of
+    ``model``, ``policy``, ``max_rounds``, ``system``: the flag, else what the park recorded (a
+    resume), else the environment variable (when set and not empty), else the config file,
+    else the default."""
+    file = str(config.path) if config.path is not None else config_file()
+    value, source = resolved_value(key, flag, config.values, file, recorded)
+    return Resolved(key, value, source)
 
 
 def resolve_options(

@@ -16,17 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from butler_cli.app.config import (
-    ENV,
-    PROVIDER_KEYS,
-    SMTP_KEYS,
-    TOP_KEYS,
     Resolved,
-    _read,
     config_path,
     load_config,
     parse_config,
     resolve_setting,
 )
+from butler_cli.app.config_file import ENV, PROVIDER_KEYS, SMTP_KEYS, TOP_KEYS, read_config
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import read_text_regular, write_atomic
 
@@ -130,7 +126,7 @@ def get_value(key: str, flags: dict[str, Any] | None = None, path: Path | None =
     the command-line values a command would be given (None: not given)."""
     path = path or config_path()
     parts = _parts(key)
-    raw: Any = _read(path)
+    raw: Any = read_config(path)
     config = parse_config(raw, path)
     if key in ENV:  # the options a command resolves: the very resolver it uses
         return resolve_setting(key, (flags or {}).get(key), config)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MODEL_ENV = "BUTLER_MODEL"
+from butler_cli.app.config_file import MODEL_ENV as MODEL_ENV
 
 
 @dataclass(frozen=True)

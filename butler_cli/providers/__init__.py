@@ -12,21 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import UsageError
+from butler_cli.core.provider_settings import ProviderSettings as ProviderSettings
 from butler_cli.providers.options import OptionValue, check_options
 
-if TYPE_CHECKING:  # the config reads ProviderSettings before the chat's first prompt: no pydantic
+if TYPE_CHECKING:  # a provider is built after the chat's first prompt: no pydantic before
     from butler_cli.core.provider import Provider
     from butler_cli.providers.remote import Endpoint
-
-
-@dataclass(frozen=True)
-class ProviderSettings:
-    """Per-provider settings from the config file: a base URL and the *name* of the key's
-    environment variable (never a key)."""
-
-    base_url: str | None = None
-    api_key_env: str | None = None
-    api_key_file: str | None = None
 
 
 def _scripted(

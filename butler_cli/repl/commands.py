@@ -1,25 +1,33 @@
-"""Slash commands of the chat. Each is a small function; the table is the one list."""
+"""Slash commands of the chat. Each is a small function; the table is the one list.
+
+The table is made before the chat's first prompt (its names feed the completer), so it is
+cheap: a plain class (a dataclass or a NamedTuple costs its making), and what the commands
+use (rich, the comforts) is imported when one runs.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from butler_cli.repl import comforts
 from butler_cli.repl.markup import escape
-from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
     from butler_cli.repl.session import ChatRepl
 
 
-@dataclass(frozen=True)
 class Command:
-    name: str
-    usage: str
-    help: str
-    run: Callable[[ChatRepl, str], None]
+    """One slash command: its name, usage line, help and what it runs."""
+
+    __slots__ = ("name", "usage", "help", "run")
+
+    def __init__(
+        self, name: str, usage: str, help: str, run: Callable[[ChatRepl, str], None]
+    ) -> None:
+        self.name = name
+        self.usage = usage
+        self.help = help
+        self.run = run
 
 
 def _help(repl: ChatRepl, arg: str) -> None:
@@ -66,6 +74,8 @@ def _policy(repl: ChatRepl, arg: str) -> None:
 
 
 def _memory(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.ui.text import visible
+
     repl.console.print("The memory block frozen for this session (new memories join next session):")
     repl.console.out(visible(repl.butler.block, lines=True), highlight=False)
 
@@ -130,6 +140,24 @@ def _exit(repl: ChatRepl, arg: str) -> None:
     repl.running = False
 
 
+def _clear(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.repl import comforts
+
+    comforts.clear(repl, arg)
+
+
+def _model(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.repl import comforts
+
+    comforts.model(repl, arg)
+
+
+def _cost(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.repl import comforts
+
+    comforts.cost(repl, arg)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in [
@@ -144,11 +172,9 @@ COMMANDS: dict[str, Command] = {
         Command("/grants", "/grants", "approvals remembered for this session", _grants),
         Command("/revoke", "/revoke N", "forget a session grant", _revoke),
         Command("/new", "/new", "start a fresh conversation", _new),
-        Command(
-            "/clear", "/clear", "clear the screen and start a fresh conversation", comforts.clear
-        ),
-        Command("/model", "/model NAME", "use another model for the next turns", comforts.model),
-        Command("/cost", "/cost", "tokens spent this session, and an estimate", comforts.cost),
+        Command("/clear", "/clear", "clear the screen and start a fresh conversation", _clear),
+        Command("/model", "/model NAME", "use another model for the next turns", _model),
+        Command("/cost", "/cost", "tokens spent this session, and an estimate", _cost),
         Command(
             "/conversations", "/conversations", "saved conversations, latest first", _conversations
         ),

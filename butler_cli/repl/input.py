@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
@@ -31,12 +30,12 @@ def _bindings() -> KeyBindings:
     return kb
 
 
-def private_history(home: Path) -> FileHistory:
+def private_history(home: str) -> FileHistory:
     """The chat history file, created 0600 before prompt-toolkit ever opens it."""
     ensure_private_dir(home)
-    path = home / HISTORY_FILE
+    path = os.path.join(home, HISTORY_FILE)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600))
-    return FileHistory(str(path))
+    return FileHistory(path)
 
 
 #: For a command taking an id: the ids to offer (looked up when asked; [] when unknown).
@@ -72,7 +71,7 @@ class ChatCompleter(Completer):
 
 
 def chat_input(
-    home: Path, commands: Sequence[str], arguments: Arguments | None = None
+    home: str, commands: Sequence[str], arguments: Arguments | None = None
 ) -> PromptSession[str]:
     completer = ChatCompleter(commands, arguments)
     return PromptSession(

@@ -2,21 +2,21 @@
 
 Start-up is kept short: the first prompt is drawn with only prompt-toolkit loaded (rich and
 the rest come after); the butler (model, policy, tools, memory) is built on a
-thread while the person types, and collected on first use.
+thread while the person types, and collected on first use. What only a turn or a command
+needs (the comforts, rich's escaping, pathlib) is imported where it is used.
 """
 
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from butler_cli.app.deferred import Deferred
 from butler_cli.core.errors import ButlerError
-from butler_cli.repl.comforts import AttachRefused, Tally, attach
 from butler_cli.repl.commands import COMMANDS, dispatch
 from butler_cli.repl.input import answer_input, chat_input
-from butler_cli.repl.markup import escape, markdown
+from butler_cli.repl.markup import escape
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import TaskReport
     from butler_cli.core.park import ParkState
+    from butler_cli.repl.comforts import Tally
     from butler_cli.store.conversations import Record
     from butler_cli.ui.progress import Progress
 
@@ -55,17 +56,20 @@ def _build(opts: RunOptions, saved: Record | None = None) -> tuple[Butler, Conve
 class ChatRepl:
     def __init__(
         self,
-        opts: RunOptions,
+        opts: Callable[[], RunOptions],
         home_dir: str,
         banner: str,
         console: Console | None = None,
         continuing: Continuing = (False, None),
-        shown: RunOptions | None = None,
+        *,
+        shown: tuple[str | None, str | None],
     ) -> None:
-        #: The flags the chat was started with (the butler resolves the rest).
-        self.opts = opts
-        #: The same, resolved: what the first line names.
-        self.shown = shown or opts
+        #: Makes the flags the chat was started with (the butler resolves the rest), after the
+        #: first prompt: a dataclass costs its making.
+        self._make_opts = opts
+        self._opts: RunOptions | None = None
+        #: The (model, policy) the flags resolve to: what the first line names.
+        self.shown = shown
         self.home_dir = home_dir
         self._console = console
         self.banner = banner
@@ -73,10 +77,26 @@ class ChatRepl:
         self.continuing = continuing
         self._saved: Record | None = None
         self._ready: Deferred[tuple[Butler, Conversation, Progress]] = Deferred(
-            lambda: _build(opts, self._saved)
+            lambda: _build(self.opts, self._saved)
         )
         self._answers: PromptSession[str] | None = None  # made on the first approval
-        self.tally = Tally()  # tokens spent this session, for /cost
+        self._tally: Tally | None = None
+
+    @property
+    def tally(self) -> Tally:
+        """Tokens spent this session, for /cost (made on first use, after the first prompt)."""
+        if self._tally is None:
+            from butler_cli.repl.comforts import Tally
+
+            self._tally = Tally()
+        return self._tally
+
+    @property
+    def opts(self) -> RunOptions:
+        """The flags the chat was started with (made on first use, on the build's thread)."""
+        if self._opts is None:
+            self._opts = self._make_opts()
+        return self._opts
 
     @property
     def console(self) -> Console:
@@ -102,9 +122,9 @@ class ChatRepl:
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
-        session = chat_input(Path(self.home_dir), list(COMMANDS), self.argument_ids)
+        session = chat_input(self.home_dir, list(COMMANDS), self.argument_ids)
         print(  # plain print: rich is not loaded yet, so the prompt comes sooner
-            f"butler · model {self.shown.model or ''} · policy {self.shown.policy or ''} · "
+            f"butler · model {self.shown[0] or ''} · policy {self.shown[1] or ''} · "
             "/help for commands, Ctrl-D to leave"
         )
         if self.banner:
@@ -138,6 +158,7 @@ class ChatRepl:
         """`chat -c` / `--conversation ID`: find it (sqlite only; the rest loads after the
         prompt is up) and say where it stands. An unknown id stops here, before any prompt."""
         import os
+        from pathlib import Path
 
         from butler_cli.app.conversations import find, recap
         from butler_cli.store.conversations import ConversationStore
@@ -173,6 +194,8 @@ class ChatRepl:
         """The ids `/resume`, `/forget` and `/continue` take, for completion. Memory and
         conversation ids wait for the butler: completion never blocks on its build."""
         if command == "/resume":
+            from pathlib import Path
+
             from butler_cli.store.parks import ParkStore
 
             summaries, _ = ParkStore(Path(self.home_dir)).scan()
@@ -214,6 +237,8 @@ class ChatRepl:
         return approval.ask(self.console, self._answers.prompt, state)
 
     def turn(self, text: str) -> None:
+        from butler_cli.repl.comforts import AttachRefused, attach
+
         try:
             text = attach(self, text)
         except AttachRefused as exc:
@@ -264,6 +289,8 @@ class ChatRepl:
         self.render(report)
 
     def render(self, report: TaskReport) -> None:
+        from butler_cli.repl.markup import markdown
+
         self.progress.stop()
         shown = getattr(self.progress, "streamed", False)  # already rendered as it streamed
         if report.text and report.status != "parked" and not shown:

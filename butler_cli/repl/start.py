@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from butler_cli.app.options import RunOptions
 
 DEMO_BANNER = (
     "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
@@ -32,22 +36,35 @@ def start_chat(
     model_options: dict[str, int | float] | None = None,
     continuing: tuple[bool, str | None] = (False, None),
 ) -> None:
-    from butler_cli.app.config import load_config, resolve_options
-    from butler_cli.app.options import MODEL_ENV, RunOptions
+    from butler_cli.app.config_file import MODEL_ENV, chosen_options
     from butler_cli.core.errors import UsageError
     from butler_cli.repl.session import ChatRepl
-    from butler_cli.store.files import butler_home
+    from butler_cli.store.files import home_dir
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
-    # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
-    flags = RunOptions(
-        model, policy, system, max_rounds, True, profile, policy_file, base_url, model_options
-    )
-    # Resolved here for the first line and a missing model; the session keeps the flags, so
-    # a park made elsewhere and resumed in the chat goes on with its own record, as with
-    # `butler resume` (the butler itself resolves them again, the same way).
-    shown = resolve_options(flags, load_config())
-    if not shown.model:
+    # Resolved here for the first line and a missing model, from the config file checked into
+    # plain values (no Config, no RunOptions: their dataclasses are made after the prompt); the
+    # session keeps the flags, so a park made elsewhere and resumed in the chat goes on with
+    # its own record, as with `butler resume` (the butler itself resolves them again, the same
+    # way). The keys kept with `butler keys set` are not read here (platformdirs, the keys
+    # file, maybe the keyring): the butler's build, which every line waits for, reads them
+    # before any turn runs. A recap (`chat -c`) comes before the prompt: then they are read.
+    given = {"model": model, "policy": policy, "system": system, "max_rounds": max_rounds}
+    shown = chosen_options(given, stored_keys=continuing[0])
+    if not shown["model"]:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
-    ChatRepl(flags, str(butler_home()), banner, continuing=continuing, shown=shown).run()
+
+    def flags() -> RunOptions:
+        from butler_cli.app.options import RunOptions
+
+        # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for
+        # `run`).
+        return RunOptions(
+            model, policy, system, max_rounds, True, profile, policy_file, base_url, model_options
+        )
+
+    chat = ChatRepl(
+        flags, home_dir(), banner, continuing=continuing, shown=(shown["model"], shown["policy"])
+    )
+    chat.run()

@@ -14,28 +14,58 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import StorageError
+
+if TYPE_CHECKING:  # not at run time: pathlib (with urllib.parse) is not needed for a prompt
+    from pathlib import Path
+    from typing import TypeVar
+
+    #: A folder given as a string or a Path; the functions below return what they were given.
+    Folder = TypeVar("Folder", str, Path)
 
 HOME_ENV = "BUTLER_HOME"
 
 
 def butler_home() -> Path:
     """``$BUTLER_HOME`` if set, else the platformdirs user data dir for ``butler``."""
+    from pathlib import Path
+
+    return Path(home_dir())
+
+
+def home_dir() -> str:
+    """``str(butler_home())``, made without pathlib (the chat's first prompt needs only this):
+    ``$BUTLER_HOME`` with ``~`` expanded, made absolute against the current folder and spelt
+    as ``Path`` spells it (``..`` kept), else the platformdirs user data dir."""
     override = os.environ.get(HOME_ENV)
     if override:
-        return Path(override).expanduser().absolute()
+        path = os.path.expanduser(override)
+        return spelt_as_path(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("butler", appauthor=False))
+    return spelt_as_path(platformdirs.user_data_dir("butler", appauthor=False))
 
 
-def ensure_private_dir(path: Path) -> Path:
+def spelt_as_path(path: str) -> str:
+    """``path`` as ``str(Path(path))`` spells it, without importing pathlib: no empty or ``.``
+    parts, no trailing slash, a leading ``//`` kept only when there are exactly two. (Only on
+    POSIX; elsewhere the path is left as it is.)"""
+    if os.name != "posix":
+        return path
+    if path.startswith("/"):
+        root = "//" if path.startswith("//") and not path.startswith("///") else "/"
+    else:
+        root = ""
+    return root + "/".join(part for part in path.split("/") if part and part != ".") or "."
+
+
+def ensure_private_dir(path: Folder) -> Folder:
     """Create ``path`` (and parents) if needed and make it 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o777 != 0o700:
-        path.chmod(0o700)
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    if os.stat(path).st_mode & 0o777 != 0o700:
+        os.chmod(path, 0o700)
     return path
 
 
@@ -115,7 +145,7 @@ class NotRegularFile(OSError):
         return str(self.strerror)
 
 
-def read_regular(path: Path, *, follow_symlinks: bool = False) -> bytes:
+def read_regular(path: str | Path, *, follow_symlinks: bool = False) -> bytes:
     """Read a regular file without ever blocking on what is in its place.
 
     Opens non-blocking (a FIFO opens at once instead of waiting for a writer), then checks the
@@ -148,7 +178,7 @@ def _kind(mode: int) -> str:
     return "not a file"
 
 
-def read_text_regular(path: Path) -> str:
+def read_text_regular(path: str | Path) -> str:
     """A user-named text file (config, rules, script), symlinks followed, checked as above."""
     return read_regular(path, follow_symlinks=True).decode("utf-8")
 

@@ -4,10 +4,11 @@ the ``butler.tools`` entry points; MCP servers come from the config (``tools.mcp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # importing a tools module (redact, read by the config) loads none of these
+    from pathlib import Path
+
     from butler_cli.core.toolsets import Toolset
     from butler_cli.tools.context import Classifier
 

@@ -1,0 +1,304 @@
+"""The config file read and checked into plain values: no dataclass, no pathlib, no provider
+table, so the chat's first prompt waits on no more than this (its first line names the model
+and policy, and a broken file stops it there). :mod:`butler_cli.app.config` makes the typed
+:class:`~butler_cli.app.config.Config` from what this checks; the format is described there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY, DEFAULT_SYSTEM
+from butler_cli.core.errors import UsageError
+from butler_cli.store.files import HOME_ENV, home_dir, read_text_regular, spelt_as_path
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from butler_cli.core.park import RunContext
+
+CONFIG_FILE = "config.toml"
+TOP_KEYS: dict[str, type[Any]] = {
+    "model": str,
+    "policy": str,
+    "max_rounds": int,
+    "system": str,
+    "allowed_roots": list,
+}
+SMTP_KEYS: dict[str, type[Any]] = {
+    "host": str,
+    "port": int,
+    "tls": str,
+    "user": str,
+    "password_env": str,
+    "sender": str,
+}
+TLS_MODES = ("starttls", "ssl", "none")
+PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
+TABLES = ("providers", "aliases", "smtp", "mcp", "sandbox", "hooks")
+MODEL_ENV = "BUTLER_MODEL"
+#: Each default the environment may set, by its variable.
+ENV = {
+    "model": MODEL_ENV,
+    "policy": "BUTLER_POLICY",
+    "max_rounds": "BUTLER_MAX_ROUNDS",
+    "system": "BUTLER_SYSTEM",
+}
+#: What an option is when no flag, park, variable or file sets it (the model has none).
+DEFAULTS: dict[str, Any] = {
+    "policy": DEFAULT_POLICY,
+    "max_rounds": DEFAULT_MAX_ROUNDS,
+    "system": DEFAULT_SYSTEM,
+}
+
+
+class Checked:
+    """A config file's settings, checked: the top-level values and each table as plain data.
+    (A plain class: a NamedTuple or a dataclass costs a millisecond to make, before the
+    chat's first prompt.)"""
+
+    __slots__ = ("values", "providers", "smtp", "mcp", "sandbox", "aliases", "hooks")
+
+    def __init__(
+        self,
+        values: dict[str, Any],
+        providers: dict[str, dict[str, str]],
+        smtp: dict[str, Any],
+        mcp: dict[str, dict[str, Any]],
+        sandbox: dict[str, Any],
+        aliases: dict[str, str],
+        hooks: dict[str, Any],
+    ) -> None:
+        self.values = values
+        self.providers = providers
+        self.smtp = smtp
+        self.mcp = mcp
+        self.sandbox = sandbox
+        self.aliases = aliases
+        self.hooks = hooks
+
+    def key_sources(self) -> tuple[list[str], list[str]]:
+        """See :func:`key_sources`."""
+        return key_sources(
+            ((t.get("api_key_env"), t.get("api_key_file")) for t in self.providers.values()),
+            self.smtp,
+        )
+
+
+def config_file() -> str:
+    """``str(config_path())``, made without pathlib (the chat's first prompt reads the
+    config): under ``$BUTLER_HOME`` when it is set, else in the user config dir."""
+    if os.environ.get(HOME_ENV):
+        return os.path.join(home_dir(), CONFIG_FILE)
+    import platformdirs
+
+    folder = platformdirs.user_config_dir("butler", appauthor=False)
+    return spelt_as_path(os.path.join(folder, CONFIG_FILE))
+
+
+def check_config(raw: dict[str, Any], path: str | Path) -> Checked:
+    """Check a parsed file's settings; anything unknown or of the wrong type is a usage
+    error naming the file (which is never rewritten)."""
+    aliases: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    providers: dict[str, dict[str, str]] = {}
+    smtp: dict[str, Any] = {}
+    mcp: dict[str, dict[str, Any]] = {}
+    sandbox: dict[str, Any] = {}
+    hooks: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "providers":
+            if not isinstance(value, dict):
+                raise _bad(path, "[providers] must be a table of provider tables")
+            for name, table in value.items():
+                if (
+                    not isinstance(table, dict)
+                    or set(table) - PROVIDER_KEYS
+                    or not all(isinstance(v, str) for v in table.values())
+                ):
+                    raise _bad(
+                        path, f"[providers.{name}] takes only {', '.join(sorted(PROVIDER_KEYS))}"
+                    )
+                providers[name] = dict(table)
+        elif key == "aliases":
+            if not isinstance(value, dict) or not all(
+                isinstance(v, str) and ":" in v for v in value.values()
+            ):
+                raise _bad(path, '[aliases] maps a name to a model spec: fast = "openai:gpt-4o"')
+            aliases = dict(value)
+        elif key == "smtp":
+            smtp = _smtp(value, path)
+        elif key == "mcp":
+            mcp = _mcp(value, path)
+        elif key == "sandbox":
+            if not isinstance(value, dict) or set(value) - {"network"}:
+                raise _bad(path, "[sandbox] takes network = true or false")
+            if not isinstance(value.get("network", True), bool):
+                raise _bad(path, "sandbox.network must be true or false")
+            sandbox = dict(value)
+        elif key == "hooks":
+            hooks = _hooks(value, path)
+        elif key in TOP_KEYS:
+            if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
+                raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
+            if key == "allowed_roots" and not all(isinstance(v, str) for v in value):
+                raise _bad(path, "allowed_roots must be a list of folder paths")
+            values[key] = value
+        else:
+            raise _bad(
+                path,
+                f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, *TABLES])}",
+            )
+    return Checked(values, providers, smtp, mcp, sandbox, aliases, hooks)
+
+
+def _hooks(value: Any, path: str | Path) -> dict[str, Any]:
+    from butler_cli.hooks import Hooks  # only when there is a [hooks] section
+
+    try:
+        Hooks.from_table(value)
+    except UsageError as exc:
+        raise _bad(path, exc.message) from exc
+    return dict(value)
+
+
+def _mcp(value: Any, path: str | Path) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise _bad(path, "[mcp] must hold one [mcp.NAME] table per server")
+    for name, table in value.items():
+        where = f"[mcp.{name}]"
+        if not isinstance(table, dict) or not (
+            isinstance(table.get("command"), str) ^ isinstance(table.get("url"), str)
+        ):
+            raise _bad(path, f'{where} needs command = "program" (stdio) or url = "http…" (HTTP)')
+        if set(table) - {"command", "url", "args", "env", "governed", "benign"}:
+            raise _bad(path, f"{where} takes command or url, args, env, governed, benign")
+        benign = table.get("benign", [])
+        if not (isinstance(benign, list) and all(isinstance(g, str) for g in benign)):
+            raise _bad(path, f"{where} benign must be a list of tool globs")
+        args, env, governed = table.get("args", []), table.get("env", {}), table.get("governed", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise _bad(path, f"{where} args must be a list of strings")
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise _bad(path, f"{where} env must be a table of strings")
+        if governed is not True and not (
+            isinstance(governed, list) and all(isinstance(g, str) for g in governed)
+        ):
+            raise _bad(path, f"{where} governed must be true or a list of tool globs")
+    return dict(value)
+
+
+def _smtp(value: Any, path: str | Path) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) - set(SMTP_KEYS):
+        raise _bad(path, f"[smtp] takes {', '.join(SMTP_KEYS)}")
+    for key, kind in SMTP_KEYS.items():
+        if key in value and (not isinstance(value[key], kind) or isinstance(value[key], bool)):
+            raise _bad(path, f"smtp.{key} must be a {kind.__name__}")
+    if value.get("tls", "starttls") not in TLS_MODES:
+        raise _bad(path, f"smtp.tls must be one of {', '.join(TLS_MODES)}")
+    return dict(value)
+
+
+def _bad(path: str | Path, what: str) -> UsageError:
+    return UsageError(f"config file {path}: {what} (it was left as it is)")
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """The file parsed, or {} when there is none; unreadable or malformed: a usage error."""
+    try:
+        text = read_text_regular(path)  # a FIFO in its place is named, never waited on
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"config file {path} cannot be read: {exc}") from exc
+    import tomllib  # only when there is a file: the chat's first prompt waits on this
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config file {path} is malformed: {exc} (it was left as it is)") from exc
+
+
+def key_sources(
+    providers: Iterable[tuple[str | None, str | None]], smtp: Mapping[str, Any]
+) -> tuple[list[str], list[str]]:
+    """(the names of every variable the config says holds a secret — provider keys, the SMTP
+    password —, the key files it names, ``~`` expanded), from each provider's
+    (api_key_env, api_key_file)."""
+    names: list[str] = []
+    files: list[str] = []
+    for key_env, key_file in providers:
+        if key_env:
+            names.append(key_env)
+        if key_file:
+            files.append(os.path.expanduser(key_file))
+    smtp_env = smtp.get("password_env", "BUTLER_SMTP_PASSWORD")
+    return ([*names, smtp_env] if isinstance(smtp_env, str) else names), files
+
+
+def remember_secrets(names: list[str], files: list[str], *, stored_keys: bool = True) -> None:
+    """Tell the masking every secret value a config points to: the values of its key
+    variables (and the well-known ones), the contents of its key files and, unless
+    ``stored_keys`` is False, the keys kept with `butler keys set`."""
+    from butler_cli.tools.redact import remember_environment_secrets, remember_secret
+
+    remember_environment_secrets(names)
+    for key_file in files:
+        # an unreadable one is reported when used
+        with (
+            contextlib.suppress(OSError),
+            open(key_file, encoding="utf-8", errors="replace") as f,
+        ):
+            remember_secret(f.read())
+    if stored_keys:
+        from butler_cli.store.stored_keys import stored_values
+
+        for value in stored_values():  # keys kept with `butler keys set`, masked alike
+            remember_secret(value)
+
+
+def resolved_value(
+    key: str,
+    flag: Any,
+    values: Mapping[str, Any],
+    file: str,
+    recorded: RunContext | None = None,
+) -> tuple[Any, str]:
+    """The one precedence, for one of ``model``, ``policy``, ``max_rounds``, ``system``: the
+    flag, else what the park recorded (a resume), else the environment variable (when set and
+    not empty), else the config file's ``values`` (read from ``file``), else the default — as
+    (value, where it came from: ``flag``, ``park``, ``env VARIABLE``, ``file PATH`` or
+    ``default``). A variable that is not a number where one is needed is a usage error,
+    whichever command reads it. (:func:`butler_cli.app.config.resolve_setting` gives it typed.)
+    """
+    if flag is not None:
+        return flag, "flag"
+    if recorded is not None and getattr(recorded, key) is not None:
+        return getattr(recorded, key), "park"
+    env = ENV[key]
+    from_env = os.environ.get(env)
+    if from_env:
+        if key == "max_rounds":
+            if not from_env.isdigit():
+                raise UsageError(f"{env} must be a whole number, not {from_env!r}")
+            return int(from_env), f"env {env}"
+        return from_env, f"env {env}"
+    if key in values:
+        return values[key], f"file {file}"
+    return DEFAULTS.get(key), "default"
+
+
+def chosen_options(given: Mapping[str, Any], *, stored_keys: bool = True) -> dict[str, Any]:
+    """Model, policy, system and max_rounds as ``resolve_options(RunOptions(**given),
+    load_config())`` resolves them (``given``: the flags, None where none), the config file's
+    secrets handed to the masking alike — without making a Config or a RunOptions (each a
+    dataclass: a millisecond or two to make), for the chat's first line. ``stored_keys``
+    False leaves out the keys kept with `butler keys set` (platformdirs, the keys file, maybe
+    the keyring): the chat's butler reads the config again with them before any turn runs."""
+    path = config_file()
+    checked = check_config(read_config(path), path)
+    remember_secrets(*checked.key_sources(), stored_keys=stored_keys)
+    return {key: resolved_value(key, given.get(key), checked.values, path)[0] for key in ENV}
