@@ -56,11 +56,27 @@ def median_runs(
     return {n: (statistics.median(wall[n]), statistics.median(cpu[n])) for n in commands}
 
 
+def compile_trees(py: str, before: str | None) -> None:
+    """Byte-compile every checkout timed: with PYTHONDONTWRITEBYTECODE set (as it is on this
+    project's machines) a fresh worktree would compile each module on every run, and its row
+    would time the compiler."""
+    roots = [Path(__file__).parent.parent, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    if before:
+        roots.append(Path(before))
+    for root in {Path(r) for r in roots if r}:
+        trees = [str(root / t) for t in ("butler_cli", "policies") if (root / t).is_dir()]
+        if trees:
+            subprocess.run(
+                [py, "-m", "compileall", "-q", *trees], check=True, stdout=subprocess.DEVNULL
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", help="a checkout whose butler_cli to time beside this one")
     args = parser.parse_args()
     py, butler = str(BIN / "python"), str(BIN / "butler")
+    compile_trees(py, args.before)
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "one.json"
         script.write_text(json.dumps(ONE_ROUND), encoding="utf-8")
