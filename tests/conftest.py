@@ -18,6 +18,18 @@ BIN_DIR = Path(sys.executable).parent
 TESTS = Path(__file__).parent
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Byte-compile butler once before the tests start it hundreds of times: where
+    PYTHONDONTWRITEBYTECODE is set (this machine sets it), an editable install would otherwise
+    compile every module again in every process."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import compileall
+
+    for folder in (TESTS.parent / "butler_cli", TESTS.parent / "policies"):
+        compileall.compile_dir(folder, quiet=1)
+
+
 @pytest.fixture(autouse=True)
 def butler_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
