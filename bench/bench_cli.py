@@ -1,10 +1,14 @@
 """`butler --help` and `butler pending` (10 and 1000 parks) beside the import floor of our deps.
 
-Run: python bench/bench_cli.py  (prints a Markdown table; see BENCHMARKS.md)
+Run: python bench/bench_cli.py [--before DIR]...  (prints a Markdown table; see BENCHMARKS.md)
+
+``--before DIR`` adds, for each command, an interleaved row for the butler_cli found in DIR (a
+``git worktree`` of an older commit), first on sys.path; give it more than once for more rows.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -25,29 +29,38 @@ def make_home(root: Path, n: int) -> Path:
     return home
 
 
+def older(py: str, checkout: str, *args: str) -> list[str]:
+    """``butler ARGS`` run from the butler_cli in ``checkout`` (-P: not the current folder)."""
+    code = f"import sys; sys.path.insert(0, {checkout!r}); sys.argv = ['butler', *sys.argv[1:]]; "
+    code += "from butler_cli.cli.entry import main; main()"
+    return [py, "-P", "-c", code, *args]
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--before", action="append", default=[], help="an older checkout")
+    befores = parser.parse_args().before
     py, butler = str(BIN / "python"), str(BIN / "butler")
     floor = [py, "-c", "import typer, rich.console, pydantic, platformdirs"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         rows = []
-        res = median_runs(
-            {"floor": floor, "help": [butler, "--help"]}, RUNS, {"BUTLER_HOME": str(root / "none")}
-        )
-        rows.append(("butler --help", res["help"], res["floor"], 1.3))
-        for n in (10, 1000):
-            home = make_home(root, n)
-            res = median_runs(
-                {"floor": floor, "pending": [butler, "pending"]}, RUNS, {"BUTLER_HOME": str(home)}
-            )
-            rows.append((f"butler pending, {n} parks", res["pending"], res["floor"], 2.0))
+        cases = [("butler --help", ["--help"], root / "none", 1.3)]
+        cases += [
+            (f"butler pending, {n} parks", ["pending"], make_home(root, n), 2.0) for n in (10, 1000)
+        ]
+        for name, args, home, target in cases:
+            commands = {"floor": floor, "now": [butler, *args]}
+            commands |= {f"b{i}": older(py, b, *args) for i, b in enumerate(befores)}
+            res = median_runs(commands, RUNS, {"BUTLER_HOME": str(home)})
+            for i, before in enumerate(befores):
+                rows.append((f"{name}, `{before}`", res[f"b{i}"], res["floor"], None))
+            rows.append((name, res["now"], res["floor"], target))
     print("| command | median | floor (same run) | ratio | target |")
     print("|---|---|---|---|---|")
     for name, t, base, target in rows:
-        ok = "✓" if t / base <= target else "✗"
-        print(
-            f"| {name} | {t * 1000:.0f} ms | {base * 1000:.0f} ms | {t / base:.2f}x | ≤ {target}x {ok} |"
-        )
+        goal = f"≤ {target}x {'✓' if t / base <= target else '✗'}" if target else ""
+        print(f"| {name} | {t * 1000:.0f} ms | {base * 1000:.0f} ms | {t / base:.2f}x | {goal} |")
 
 
 if __name__ == "__main__":

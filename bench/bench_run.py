@@ -5,7 +5,7 @@ runs in the same run. Target: at most 1.5x the floor.
 Run: python bench/bench_run.py [--before DIR]
 
 ``--before DIR`` adds an interleaved row for the butler_cli found in DIR (a ``git worktree`` of
-an older commit), put first on PYTHONPATH. The main row uses the caller's PYTHONPATH, so a clean
+an older commit), put first on PYTHONPATH; give it more than once for more rows. The main row uses the caller's PYTHONPATH, so a clean
 checkout of the commit being measured can be named the same way.
 """
 
@@ -73,7 +73,12 @@ def compile_trees(py: str, before: str | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--before", help="a checkout whose butler_cli to time beside this one")
+    parser.add_argument(
+        "--before",
+        action="append",
+        default=[],
+        help="a checkout whose butler_cli to time beside this one (repeatable)",
+    )
     args = parser.parse_args()
     py, butler = str(BIN / "python"), str(BIN / "butler")
     compile_trees(py, args.before)
@@ -86,12 +91,14 @@ def main() -> None:
             "run": run,
         }
         env = {"BUTLER_HOME": str(Path(tmp) / "home")}
-        if args.before:
-            # -P: the current folder is not put on sys.path, so PYTHONPATH decides.
-            entry = "import sys; sys.argv = ['butler', *sys.argv[1:]]; "
-            entry += "from butler_cli.cli.entry import main; main()"
-            commands["before"] = [py, "-P", "-c", entry, *run[1:]]
-        med = median_runs(commands, RUNS, env, {"before": args.before})
+        # -P: the current folder is not put on sys.path, so PYTHONPATH decides.
+        entry = "import sys; sys.argv = ['butler', *sys.argv[1:]]; "
+        entry += "from butler_cli.cli.entry import main; main()"
+        paths: dict[str, str | None] = {}
+        for i, before in enumerate(args.before):
+            commands[f"before{i}"] = [py, "-P", "-c", entry, *run[1:]]
+            paths[f"before{i}"] = before
+        med = median_runs(commands, RUNS, env, paths)
     (floor, floor_cpu) = med["floor"]
     print("| measure | wall, median | ratio | CPU, median | ratio | target |")
     print("|---|---|---|---|---|---|")
@@ -99,7 +106,8 @@ def main() -> None:
         f"| floor: import typer, rich.console, pydantic, platformdirs | {floor * 1000:.0f} ms "
         f"| 1.00x | {floor_cpu * 1000:.0f} ms | 1.00x | |"
     )
-    rows = [("before", f"`butler run`, one round, before (`{args.before}`)"), ("run", "")]
+    rows = [(f"before{i}", f"`butler run`, one round, `{b}`") for i, b in enumerate(args.before)]
+    rows.append(("run", ""))
     for key, label in rows:
         if key not in med:
             continue
