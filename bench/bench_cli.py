@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import BIN, median_runs, sample_state  # noqa: E402
+from common import BIN, compile_checkouts, median_runs, sample_state  # noqa: E402
 
 from butler_cli.store.parks import ParkStore  # noqa: E402
 
@@ -31,7 +31,8 @@ def make_home(root: Path, n: int) -> Path:
 
 def older(py: str, checkout: str, *args: str) -> list[str]:
     """``butler ARGS`` run from the butler_cli in ``checkout`` (-P: not the current folder)."""
-    code = f"import sys; sys.path.insert(0, {checkout!r}); sys.argv = ['butler', *sys.argv[1:]]; "
+    paths = [checkout, f"{checkout}/policies"]  # its shipped policies import its butler_cli
+    code = f"import sys; sys.path[:0] = {paths!r}; sys.argv = ['butler', *sys.argv[1:]]; "
     code += "from butler_cli.cli.entry import main; main()"
     return [py, "-P", "-c", code, *args]
 
@@ -40,6 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", action="append", default=[], help="an older checkout")
     befores = parser.parse_args().before
+    compile_checkouts(*befores)
     py, butler = str(BIN / "python"), str(BIN / "butler")
     floor = [py, "-c", "import typer, rich.console, pydantic, platformdirs"]
     with tempfile.TemporaryDirectory() as tmp:

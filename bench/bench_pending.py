@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import BIN, sample_state  # noqa: E402
+from common import BIN, compile_checkouts, sample_state  # noqa: E402
 
 from butler_cli.store.parks import ParkStore, encode_park  # noqa: E402
 
@@ -40,6 +40,7 @@ def make_home(root: Path, name: str, pending: int, finished: int) -> Path:
 
 def main() -> None:
     finished = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    compile_checkouts()
     py, butler = str(BIN / "python"), str(BIN / "butler")
     floor = [py, "-c", "import typer, rich.console, pydantic, platformdirs"]
     with tempfile.TemporaryDirectory() as tmp:

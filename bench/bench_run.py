@@ -2,11 +2,12 @@
 of our own dependencies (typer, rich.console, pydantic, platformdirs), medians of interleaved
 runs in the same run. Target: at most 1.5x the floor.
 
-Run: python bench/bench_run.py [--before DIR]
+Run: python bench/bench_run.py [--before DIR]...
 
 ``--before DIR`` adds an interleaved row for the butler_cli found in DIR (a ``git worktree`` of
-an older commit), put first on PYTHONPATH; give it more than once for more rows. The main row uses the caller's PYTHONPATH, so a clean
-checkout of the commit being measured can be named the same way.
+an older commit), put first on PYTHONPATH with DIR/policies (the shipped policies import the
+butler_cli beside them); give it more than once for more rows. The main row uses the caller's
+PYTHONPATH, so a clean checkout of the commit being measured can be named the same way.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ def median_runs(
         for name, argv in commands.items():
             full_env = {**os.environ, **env}
             if paths.get(name):
-                full_env["PYTHONPATH"] = str(paths[name])
+                # its shipped policies too: they import the butler_cli beside them
+                full_env["PYTHONPATH"] = os.pathsep.join(
+                    [f"{paths[name]}", f"{paths[name]}/policies"]
+                )
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(
@@ -56,13 +60,12 @@ def median_runs(
     return {n: (statistics.median(wall[n]), statistics.median(cpu[n])) for n in commands}
 
 
-def compile_trees(py: str, before: str | None) -> None:
+def compile_trees(py: str, befores: list[str]) -> None:
     """Byte-compile every checkout timed: with PYTHONDONTWRITEBYTECODE set (as it is on this
     project's machines) a fresh worktree would compile each module on every run, and its row
     would time the compiler."""
     roots = [Path(__file__).parent.parent, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
-    if before:
-        roots.append(Path(before))
+    roots += [Path(before) for before in befores]
     for root in {Path(r) for r in roots if r}:
         trees = [str(root / t) for t in ("butler_cli", "policies") if (root / t).is_dir()]
         if trees:
