@@ -122,3 +122,42 @@ def test_a_failed_model_call_takes_the_spinner_away_first(fake, butler_home, wor
     ], shown
     assert not [line for line in shown if "thinking" in line], shown
     assert raw.rfind("\x1b[?25h") > raw.rfind("\x1b[?25l")
+
+
+def test_a_turn_of_quick_tools_starts_one_ticker_thread_not_one_a_tool(monkeypatch) -> None:
+    """The chat's running-tool line had a thread of its own per call: starting it cost more
+    than the rest of a quick tool round on a terminal (0.2 of 0.26 ms). One thread serves the
+    turn; a quick tool draws nothing, a slow one still shows its line and erases it."""
+    import io
+    import threading
+    import time
+
+    from rich.console import Console
+
+    from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
+    from butler_cli.repl import ticker
+    from butler_cli.repl.progress import ChatProgress
+
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def counting_start(self: threading.Thread) -> None:
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counting_start)
+    monkeypatch.setattr(ticker, "FIRST_DRAW_S", 0.05)
+    screen = io.StringIO()
+    progress = ChatProgress(Console(file=screen, force_terminal=True, width=80))
+    for i in range(40):
+        call = ToolUseBlock(id=f"c{i}", name="read_file", input={"path": f"f{i}.txt"})
+        progress.tool_started(call)
+        if i == 39:  # the last one runs long enough to be drawn
+            time.sleep(0.2)
+            assert "read_file" in screen.getvalue() and "running" in screen.getvalue()
+        result = ToolResultBlock(tool_use_id=call.id, content="ok")
+        progress.tool_finished(call, result, 0.0)
+    progress.stop()
+    assert started.count("butler-tool-ticker") == 1, started
+    shown = screen.getvalue()
+    assert "\r\x1b[2K" in shown[shown.rindex("running") :]  # the live line was erased

@@ -7,15 +7,12 @@ from typing import Any
 
 from rich.live import Live
 
-from butler_cli.core.gate import default_title
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.provider import ModelResponse
 from butler_cli.repl.scrolling import settle
 from butler_cli.repl.ticker import Ticker
-from butler_cli.tools.redact import redact
 from butler_cli.ui.markup import markdown
 from butler_cli.ui.progress import Progress
-from butler_cli.ui.text import visible
 
 
 class Wrapped:
@@ -39,7 +36,8 @@ class ChatProgress(Progress):
         self.streamed = False
         #: The title of the tool running now (or cut short by Ctrl-C), for the stop line.
         self.running: str | None = None
-        self._ticker: Ticker | None = None
+        self._ticker = Ticker(self._write)
+        self._terminal = console.is_terminal
 
     def model_started(self) -> None:
         self.streamed = False
@@ -75,26 +73,21 @@ class ChatProgress(Progress):
         self.hide_spinner()
 
     def tool_started(self, call: ToolUseBlock) -> None:
-        self.running = visible(default_title(call.name, redact(dict(call.input))))
-        if self.console.is_terminal:
-            self._ticker = Ticker(self._write, self.running)
+        self.running = self.title(call)
+        if self._terminal:
+            self._ticker.start(self.running)
 
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
-        self._end_ticker()
+        self._ticker.stop()
         self.running = None
         super().tool_finished(call, result, seconds)
 
     def stop(self) -> None:
         """End the spinner, the running tool's line and any live region (also when a stream
         broke off or Ctrl-C cut a tool short; ``running`` then still names that tool)."""
-        self._end_ticker()
+        self._ticker.close()
         super().stop()
         self._end_live()
-
-    def _end_ticker(self) -> None:
-        if self._ticker is not None:
-            self._ticker.stop()
-            self._ticker = None
 
     def _end_live(self) -> None:
         if self._live is not None:

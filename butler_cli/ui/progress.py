@@ -27,6 +27,8 @@ class Progress(LoopObserver):
         self.console = console
         self._marks: dict[str, str] = {}  # markup → the same, rendered for this console
         self._spinner: Spinner | None = None
+        #: The last call's title: the chat shows it while the tool runs, then on its line.
+        self._titled: tuple[ToolUseBlock, str] | None = None
         if console.is_terminal:
             frames = [
                 self._rendered(f"[status.spinner]{f}[/status.spinner] thinking…") for f in FRAMES
@@ -60,14 +62,22 @@ class Progress(LoopObserver):
             return
         mark = self._rendered("[cyan]⏸[/cyan]")
         for call in calls:  # nothing in a parked round has run
-            title = visible(default_title(call.name, redact(dict(call.input))))
+            title = self.title(call)
             self._line(f"  {mark} {title} — parked ({park_id})\n")
 
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
         mark, word = outcome_label(result)
-        title = visible(default_title(call.name, redact(dict(call.input))))
+        title = self.title(call)
         took = self._rendered("[dim]\x00[/dim]").replace("\x00", f"{seconds * 1000:.0f} ms")
         self._line(f"  {self._rendered(mark)} {title} — {word} {took}\n")
+
+    def title(self, call: ToolUseBlock) -> str:
+        """The call's title for the screen: secrets masked, neutralised, made once a call."""
+        if self._titled is not None and self._titled[0] is call:
+            return self._titled[1]
+        title = visible(default_title(call.name, redact(dict(call.input))))
+        self._titled = (call, title)
+        return title
 
     def _rendered(self, markup: str) -> str:
         """``markup`` as this console would write it (its colours, or none), made once."""
