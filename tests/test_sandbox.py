@@ -226,21 +226,29 @@ def test_output_is_capped_while_it_streams(butler, script, allow_all, tmp_path) 
         {"text": "k"},
     )
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen(
-        [str(BIN_DIR / "butler"), "run", "--model", model, "go", "--json", *allow_all],
+    # butler is started by a small Python that reports its peak RSS: a process's peak counts
+    # the memory of the process it was forked from until it exec'd, and a pytest worker that
+    # has run many tests is large (this measured 278 MB once, all of it the worker's).
+    measure = (
+        "import os, subprocess, sys\n"
+        "proc = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=sys.stdout)\n"
+        "_, status, usage = os.wait4(proc.pid, 0)\n"
+        "sys.stderr.write(f'\\n{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", measure, str(BIN_DIR / "butler"), "run"]
+        + ["--model", model, "go", "--json", *allow_all],
         cwd=tmp_path,
         env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
+        timeout=120,
     )
-    out = proc.stdout.read()
-    proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) in (0, 3)
-    peak_mb = usage.ru_maxrss / 1024
+    status, maxrss = (int(word) for word in proc.stderr.decode().split()[-2:])
+    out = proc.stdout
+    assert status in (0, 3)
+    peak_mb = maxrss / 1024
     assert peak_mb < 200, peak_mb
-    if os.waitstatus_to_exitcode(status) == 0:
+    if status == 0:
         content = tool_results(out.decode())[0]["content"]
         assert "299983616 bytes of output cut here" in content
 
