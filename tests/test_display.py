@@ -91,6 +91,21 @@ def test_resume_neutralises_progress_and_answer(butler, script) -> None:
         assert marker in r.stdout, name  # the model's answer
 
 
+def test_the_models_emoji_codes_are_shown_as_written(butler, script) -> None:
+    """rich would turn ``:smile:`` into a picture: the model's words (its answer, a park's
+    title and reason, an error) are shown as it wrote them, like every other character."""
+    words = "ok :smile: :thumbs_up: :red_heart:"
+    model = script({"text": words})
+    r = butler("run", "--model", model, "say hi")
+    assert r.returncode == 0, r.stderr
+    assert words in r.stdout
+    model = script({"tool_calls": [call("run_command", "c1", argv=["echo", ":smile:"])]})
+    r = butler("run", "--model", model, "greet")
+    assert r.returncode == 3, r.stderr
+    assert "echo :smile:" in r.stdout
+    assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in r.stdout + r.stderr
+
+
 def test_titles_name_the_target_first_and_whole(butler, script) -> None:
     """A long first argument must not push the path out of the title (it used to be cut)."""
     content = "x" * 5000

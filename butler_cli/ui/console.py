@@ -1,9 +1,11 @@
 """The consoles both the one-shot commands and the chat print on, and the list of parks both
 show (``butler pending`` and ``/pending``).
 
-rich honours ``NO_COLOR`` and plain (non-terminal) output by itself. Soft wrap: a long line
-goes to the terminal whole and the terminal wraps it (rich never crops it); panels that must
-fold inside their border are printed with ``soft_wrap=False`` (see ``ui.pager``).
+rich honours ``NO_COLOR`` and plain (non-terminal) output by itself. No emoji codes: the
+model's words are shown as written (``:smile:`` stays ``:smile:``), and ours use none. Soft
+wrap: a long line goes to the terminal whole and the terminal wraps it (rich never crops it);
+panels that must fold inside their border are printed with ``soft_wrap=False`` (see
+``ui.pager``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, the chat's 
 def out() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 def err() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -> None:
