@@ -137,3 +137,38 @@ def test_a_json_run_of_a_benign_call_loads_no_rich_and_no_hashes(
     loaded = imported_by(args, butler_home, workdir)
     assert "butler_cli.tools.clock" in loaded
     assert loaded & {"rich", "rich.console", "secrets", "hmac", "_hashlib"} == set()
+
+
+#: What a round of `now` with nothing attached, no [hooks] and no park does not use.
+UNUSED_BY_ONE_ROUND = {
+    "butler_cli.hooks",  # only with a [hooks] section
+    "butler_cli.app.attach",  # only with --file or piped input
+    "butler_cli.store.parks",  # only when a round parks or a park is read
+    "butler_cli.store.key",
+    "butler_cli.tools.sandbox",  # only when run_command is judged or runs
+    "butler_cli.core.grants",  # only in the chat, or when a grant is bound
+    "rich._emoji_codes",  # the model's words are shown as written
+}
+
+
+def test_a_round_loads_nothing_it_does_not_use(butler_home, workdir, script) -> None:
+    """Issue 14: `butler run` of one round within 1.5x of the dependency floor — no hooks, no
+    attaching, no park store, no sandbox probe, no grants, no emoji table."""
+    model = script({"tool_calls": [call("now")]}, {"text": "It is late."})
+    out = workdir.parent / "imported.txt"
+    env = {**os.environ, "BUTLER_HOME": str(butler_home)}
+    args = ["run", "--model", model, "what time is it?"]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), butler_exe(), *args],
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,  # nothing piped in: nothing to attach
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "It is late." in done.stdout
+    loaded = set(out.read_text(encoding="utf-8").splitlines())
+    assert "butler_cli.tools.command" in loaded  # described, as a plug-in is
+    assert loaded & UNUSED_BY_ONE_ROUND == set()

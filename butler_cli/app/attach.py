@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from butler_cli.app.piped import may_be_piped
 from butler_cli.core.errors import UsageError
 from butler_cli.store.ids import token_hex
 
@@ -72,16 +73,7 @@ def piped_stdin(stdin: BinaryIO | None) -> Attachment | None:
 
     Never read from a terminal (that would wait for typing) or when it is closed or a device
     such as ``/dev/null``; an empty pipe gives nothing."""
-    if stdin is None:
-        return None
-    try:
-        fd = stdin.fileno()
-        if os.isatty(fd):
-            return None
-        mode = os.fstat(fd).st_mode
-    except (OSError, ValueError):
-        return None
-    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)):
+    if stdin is None or not may_be_piped(stdin):
         return None
     try:
         found = read_attachment(stdin, STDIN)

@@ -21,7 +21,6 @@ from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
-from butler_cli.core.grants import Grant, GrantBook, canonical
 from butler_cli.core.loop import (
     LoopConfig,
     LoopObserver,
@@ -45,12 +44,13 @@ from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
 from butler_cli.store.ledger import DecisionLedger
-from butler_cli.store.parks import ParkJournal, ParkStore
 from butler_cli.tools import builtin_toolsets
 from butler_cli.tools.masking import MaskingToolbox
 
 if TYPE_CHECKING:
+    from butler_cli.core.grants import Grant, GrantBook
     from butler_cli.core.park import Decision, ParkState, RunContext
+    from butler_cli.store.parks import ParkStore
     from butler_cli.tools.mcp import McpHub
 
 #: Gives each task of a batch its own observer (e.g. progress output), or None; the third
@@ -106,7 +106,7 @@ class Butler:
         model_options: dict[str, int | float] | None = None,
     ) -> None:
         self.home = home
-        self.store = ParkStore(home)
+        self._store: ParkStore | None = None
         self.audit = AuditLog(home)
         self.provider = provider
         self.model_spec = model_spec
@@ -142,6 +142,15 @@ class Butler:
         self._conversations: ConversationStore | None = None
         #: The [hooks]: fired once per report, by run_task and resume, after the lock is let go.
         self.notifier = Notifier.from_config(settings.hooks if settings is not None else None)
+
+    @property
+    def store(self) -> ParkStore:
+        """The parks, opened on first use (a round that never parks loads none of it)."""
+        if self._store is None:
+            from butler_cli.store.parks import ParkStore
+
+            self._store = ParkStore(self.home)
+        return self._store
 
     @property
     def conversations(self) -> ConversationStore:
@@ -230,6 +239,8 @@ class Butler:
     def bind_grant(self, grant: Grant) -> Grant:
         """An exact grant also remembers the files its arguments resolve to now: a later call
         with the same text that names other files (a folder swapped for a symlink) asks again."""
+        from butler_cli.core.grants import canonical
+
         gate = self.toolbox.gate_for(grant.tool)
         if grant.exact is None or gate is None:
             return grant
@@ -335,6 +346,8 @@ class Butler:
         self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
     ) -> TaskReport:
         """Answer the parked round exactly once, then let the loop go on (R2–R3)."""
+        from butler_cli.store.parks import ParkJournal
+
         assert state.decision is not None
         outcome = continue_after_decision(
             self.provider,
@@ -381,6 +394,8 @@ def resume_park(
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
     """
+    from butler_cli.store.parks import ParkStore
+
     home = butler_home()
     store = ParkStore(home)
     park_id = store.resolve_id(given_id)

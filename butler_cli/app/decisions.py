@@ -14,10 +14,10 @@ from butler_cli.store.audit import AuditLog
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
 from butler_cli.store.ledger import DecisionLedger
-from butler_cli.store.parks import ParkStore
 
 if TYPE_CHECKING:  # the park's models load where a park is read (the butler imports this module)
     from butler_cli.core.park import Decision, ParkState
+    from butler_cli.store.parks import ParkStore
 
 
 def now_iso() -> str:
@@ -58,6 +58,8 @@ def record_decision(
 
 
 def load_park(given_id: str) -> ParkState:
+    from butler_cli.store.parks import ParkStore
+
     store = ParkStore(butler_home())
     return store.load(store.resolve_id(given_id))
 

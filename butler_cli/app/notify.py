@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.notices import notice
-from butler_cli.hooks import Hooks, fire, task_event
 
 if TYPE_CHECKING:
     from butler_cli.app.report import TaskReport
+    from butler_cli.hooks import Hooks
 
 
 def warn(line: str) -> None:
@@ -28,27 +28,34 @@ def warn(line: str) -> None:
 
 
 class Notifier:
-    """Fires the configured hook for a report's status; reports a failure through ``warn``."""
+    """Fires the configured hook for a report's status; reports a failure through ``warn``.
+    ``hooks`` None: none is configured (the hooks' module is then never imported)."""
 
-    def __init__(self, hooks: Hooks, warn: Callable[[str], None] = warn) -> None:
+    def __init__(self, hooks: Hooks | None, warn: Callable[[str], None] = warn) -> None:
         self.hooks = hooks
         self.warn = warn
 
     @classmethod
     def from_config(cls, table: dict[str, Any] | None) -> Notifier:
-        return cls(Hooks.from_table(table) if table else Hooks())
+        if not table:
+            return cls(None)
+        from butler_cli.hooks import Hooks
+
+        return cls(Hooks.from_table(table))
 
     @property
     def active(self) -> bool:
         """Whether any hook is configured (else nothing is looked up for one)."""
-        return bool(self.hooks.by_event)
+        return self.hooks is not None and bool(self.hooks.by_event)
 
     def after(self, report: TaskReport, conversation: str | None = None) -> None:
         """Fire the hook ``report``'s status calls for (parked → on_park, done/limit →
         on_done, failed → on_error), if there is one. Never raises."""
-        chosen = self.hooks.for_status(report.status)
+        chosen = self.hooks.for_status(report.status) if self.hooks is not None else None
         if chosen is None:
             return
+        from butler_cli.hooks import fire, task_event
+
         event, hook = chosen
         body = task_event(
             event, report.status, report.task, report.park_id, report.approval, conversation

@@ -66,7 +66,6 @@ def run(
 
     Piped standard input (`cat notes.md | butler run "summarize"`) and every --file are given
     to each task as context, each cut at 64 KiB with a note saying so."""
-    from butler_cli.app.attach import compose, file_attachment, piped_stdin
     from butler_cli.app.butler import run_tasks
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
@@ -81,11 +80,7 @@ def run(
     all_tasks = _gather_tasks(list(tasks or []), tasks_file)
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
-    attachments = [file_attachment(path) for path in files or []]
-    stdin_is_tasks = tasks_file == "-" or "-" in (tasks or [])
-    piped = None if stdin_is_tasks else piped_stdin(sys.stdin.buffer if sys.stdin else None)
-    if piped is not None:
-        attachments.insert(0, piped)
+    attachments = _attachments(files or [], tasks_file == "-" or "-" in (tasks or []))
     for item in attachments:
         if item.cut:
             name = "standard input" if item.source == "stdin" else item.source
@@ -96,6 +91,8 @@ def run(
     token = token_hex(6)  # one fence token for the whole batch
 
     def prompt(task: str) -> str:
+        from butler_cli.app.attach import compose
+
         return compose(task, attachments, token)
 
     reports = []
@@ -103,6 +100,24 @@ def run(
         printer.report(rep)
         reports.append(rep)
     raise typer.Exit(int(exit_code_for(reports)))
+
+
+def _attachments(files: list[str], stdin_is_tasks: bool) -> list[Attachment]:
+    """Piped standard input (unless it holds the tasks), then each --file; the attaching code
+    loads only when there is something to attach."""
+    from butler_cli.app.piped import may_be_piped
+
+    stdin = sys.stdin.buffer if sys.stdin else None
+    piped = not stdin_is_tasks and may_be_piped(stdin)
+    if not files and not piped:
+        return []
+    from butler_cli.app.attach import file_attachment, piped_stdin
+
+    attachments = [file_attachment(path) for path in files]
+    found = piped_stdin(stdin) if piped else None
+    if found is not None:
+        attachments.insert(0, found)
+    return attachments
 
 
 def _read_tasks(source: str) -> list[str]:

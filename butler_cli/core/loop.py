@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Literal
 
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS
 from butler_cli.core.errors import ModelError
-from butler_cli.core.grants import GrantBook
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from butler_cli.core.outcomes import Journal, results_message
 from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
@@ -21,6 +20,7 @@ from butler_cli.core.verdicts import Verdict, allow, approve
 from butler_cli.core.vet import clean_text, vet_calls
 
 if TYPE_CHECKING:  # the park's pydantic models load only when a round parks or resumes
+    from butler_cli.core.grants import GrantBook
     from butler_cli.core.park import Approval, Decision, ParkState, RunContext
 
 UNATTENDED_REASON = (

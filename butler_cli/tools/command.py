@@ -24,7 +24,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.api import (
     Classifier,
@@ -37,8 +37,9 @@ from butler_cli.api import (
     refuse,
 )
 from butler_cli.tools.paths import default_roots, home_refusal, resolve, root_refusal
-from butler_cli.tools.redact import child_env
-from butler_cli.tools.sandbox import Sandbox, detect_sandbox
+
+if TYPE_CHECKING:  # the sandbox is looked for when a command is judged or run, not before
+    from butler_cli.tools.sandbox import Sandbox
 
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
@@ -119,6 +120,8 @@ class CommandTool:
     @property
     def sandbox(self) -> Sandbox:
         if self._sandbox is None:
+            from butler_cli.tools.sandbox import detect_sandbox
+
             self._sandbox = detect_sandbox()
         return self._sandbox
 
@@ -177,6 +180,8 @@ class CommandTool:
         return classify
 
     def execute(self, name: str, args: dict[str, Any]) -> str:
+        from butler_cli.tools.redact import child_env
+
         argv, cwd, timeout = self._checked(args)  # checked again: the disk may have changed
         full = self.sandbox.wrap(argv, cwd, self.roots, self.protected, self.network)
         env = child_env()
