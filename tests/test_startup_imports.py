@@ -172,3 +172,18 @@ def test_a_round_loads_nothing_it_does_not_use(butler_home, workdir, script) -> 
     loaded = set(out.read_text(encoding="utf-8").splitlines())
     assert "butler_cli.tools.command" in loaded  # described, as a plug-in is
     assert loaded & UNUSED_BY_ONE_ROUND == set()
+
+
+def test_a_round_with_the_entry_points_kept_loads_no_package_metadata(
+    butler_home, workdir, script
+) -> None:
+    """Issue 14: once a run has kept the entry-point scan in the home, the next one finds the
+    policies and tool plug-ins without importlib.metadata (and the email, zipfile and csv
+    modules it imports); see tests/test_entry_point_cache.py for when the files win."""
+    butler_home.mkdir()
+    model = script({"tool_calls": [call("now")]}, {"text": "It is late."})
+    imported_by(["run", "--model", model, "what time is it?"], butler_home, workdir)
+    loaded = imported_by(["run", "--model", model, "what time is it?"], butler_home, workdir)
+    assert "butler_cli.tools.clock" in loaded and "butler_policies.ask" in loaded
+    heavy = {"importlib.metadata", "email", "email.message", "zipfile", "csv"}
+    assert loaded & heavy == set()

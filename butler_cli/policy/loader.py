@@ -20,12 +20,11 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import PolicyLoadError
-from butler_cli.entry_points import in_group
+from butler_cli.entry_points import FoundEntryPoint, in_group
 from butler_cli.policy.settings import PolicySettings
 
 if TYPE_CHECKING:  # the gate pulls in the message models: `policy list` needs none of them
@@ -41,7 +40,7 @@ class LoadedPolicy:
     spec: str
     #: Where it came from: said in words, or the entry point it was loaded through (described
     #: only when asked: its package's name and version mean parsing the package's metadata).
-    origin: str | EntryPoint
+    origin: str | FoundEntryPoint
     classify: Policy
     #: Where its code lives (the module file, its bytecode cache, its package folder): the
     #: agent must not be able to rewrite the policy that judges it.
@@ -61,9 +60,9 @@ class LoadedPolicy:
         return callable(claims) and bool(claims(tool_name))
 
 
-def installed_policies() -> list[EntryPoint]:
+def installed_policies() -> list[FoundEntryPoint]:
     """Entry points in the ``butler.policies`` group, by name (first one wins on a clash)."""
-    seen: dict[str, EntryPoint] = {}
+    seen: dict[str, FoundEntryPoint] = {}
     for ep in in_group(GROUP):
         seen.setdefault(ep.name, ep)
     return [seen[name] for name in sorted(seen)]
@@ -101,7 +100,7 @@ def _from_entry_point(name: str, settings: PolicySettings) -> LoadedPolicy:
     return LoadedPolicy(name, ep, classify, code_files(module), policy)
 
 
-def _entry_point_source(ep: EntryPoint) -> str:
+def _entry_point_source(ep: FoundEntryPoint) -> str:
     dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
     return f"entry point '{ep.name}' = {ep.value} ({dist})"
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.toolsets import Toolset
-from butler_cli.entry_points import in_group
+from butler_cli.entry_points import FoundEntryPoint, in_group
 from butler_cli.tools.context import ToolContext
 
 GROUP = "butler.tools"
@@ -24,7 +23,7 @@ GROUP = "butler.tools"
 @dataclass(frozen=True)
 class LoadedTools:
     name: str
-    entry_point: EntryPoint
+    entry_point: FoundEntryPoint
     toolsets: list[Toolset]
 
     @property
@@ -33,19 +32,22 @@ class LoadedTools:
         return _where(self.entry_point)
 
 
-def _where(ep: EntryPoint) -> str:
+def _where(ep: FoundEntryPoint) -> str:
     dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"
     return f"tool plug-in '{ep.name}' = {ep.value} ({dist})"
 
 
-def _from_butler(ep: EntryPoint) -> bool:
-    """Whether ``ep`` is one of ours. By the distribution's folder name, which importlib has
+def _from_butler(ep: FoundEntryPoint) -> bool:
+    """Whether ``ep`` is one of ours. By the distribution's folder name, which the scan has
     already read: its ``name`` would parse the package's metadata (and import email) on
     every start."""
-    if ep.dist is None:
-        return False
-    name = getattr(ep.dist, "_normalized_name", None) or ep.dist.name
-    return re.sub(r"[-_.]+", "_", name).lower() == "butler_cli"
+    if ep.package is None:
+        return ep.dist is not None and _normalized(ep.dist.name) == "butler_cli"
+    return _normalized(ep.package) == "butler_cli"
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def load_tool_plugins(context: ToolContext) -> list[LoadedTools]:
