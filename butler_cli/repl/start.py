@@ -16,12 +16,12 @@ DEMO_BANNER = (
 
 def demo_model() -> str:
     # The package's own folder, not importlib.resources (which loads zipfile, ~10 ms before
-    # the first prompt): the butler is installed as files, never run from a zip.
+    # the first prompt): the butler is installed as files, never run from a zip. Found from
+    # this file, so butler_cli.demo is not imported before the prompt either.
     import os
 
-    import butler_cli.demo
-
-    return f"scripted:{os.path.join(os.path.dirname(butler_cli.demo.__file__), 'demo.json')}"
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return f"scripted:{os.path.join(package, 'demo', 'demo.json')}"
 
 
 def start_chat(
