@@ -231,6 +231,8 @@ def _post_now(hook: Hook, body: bytes, label: str) -> str | None:
         return f"{label} {hook.url} answered HTTP {exc.code}"
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):  # the socket's timeout may fire before the join's
+            return f"{label} {hook.url} timed out after {hook.timeout:g} s"
         return f"{label} {hook.url} could not be reached: {reason}"
     except Exception as exc:  # the thread must always leave a line behind
         return f"{label} {hook.url} failed: {exc}"
