@@ -45,6 +45,10 @@ PRELOAD = (
     "butler_cli.tools.command",
     "rich.console",
     "rich.markdown",
+    # the providers' SDKs: a test against the fake OpenAI or Anthropic server would import
+    # one in every run (read no key at import: the adapters pass theirs to the client)
+    "openai",
+    "anthropic",
 )
 
 
