@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import Harness, ListModel, say, tools
@@ -75,9 +74,7 @@ EXAMPLES = int(os.environ.get("BUTLER_PROPERTY_EXAMPLES", "150"))
     decisions=st.lists(decision_st, min_size=3, max_size=3),
     crash_after=st.lists(st.integers(min_value=0, max_value=8), min_size=3, max_size=3),
 )
-def test_the_gate_holds(
-    rounds: list[list[str]], decisions: list[Any], crash_after: list[int]
-) -> None:
+def gate_holds(rounds: list[list[str]], decisions: list[Any], crash_after: list[int]) -> None:
     STATS["cases"] += 1
     ran: Counter[str] = Counter()
     kind_of: dict[str, str] = {}
@@ -144,10 +141,12 @@ def test_the_gate_holds(
             assert ran[cid] == 0
 
 
-def test_the_properties_were_really_exercised() -> None:
-    """Runs after the property test (file order): it must have parked and crashed often."""
-    if STATS["cases"] == 0:
-        pytest.skip("meaningful only in the same run as test_the_gate_holds")
+def test_the_gate_holds() -> None:
+    """Every random case holds the properties; then the run must have parked and crashed
+    often, or it proved nothing. (One test: split in two, pytest-xdist could run the check on
+    another worker than the cases, where it found nothing and was skipped.)"""
+    STATS.clear()
+    gate_holds()
     print(f"\nproperty run: {dict(STATS)}")
     assert STATS["cases"] >= EXAMPLES * 2 // 3
     assert STATS["parks"] >= STATS["cases"] // 3 and STATS["crashes"] >= STATS["cases"] // 8, STATS
