@@ -18,6 +18,14 @@ BIN_DIR = Path(sys.executable).parent
 TESTS = Path(__file__).parent
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: half as many workers again as cores. Many tests spend their time waiting on a
+    `butler` process, a loopback server or a pseudo-terminal, so two workers on two cores left
+    the CPU idle a sixth of the time (the suite: 124 s with 2 workers, 104 s with 3)."""
+    cores = os.cpu_count() or 1
+    return max(2, cores * 3 // 2)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Byte-compile butler once before the tests start it hundreds of times: where
     PYTHONDONTWRITEBYTECODE is set (this machine sets it), an editable install would otherwise
