@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     the CPU idle a sixth of the time (the suite: 124 s with 2 workers, 104 s with 3)."""
     cores = os.cpu_count() or 1
     return max(2, cores * 3 // 2)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C must reach the `butler` the tests start. A shell without job control starts a
+    command put in the background (`pytest &` in a script) with SIGINT ignored, every child
+    inherits that, and Python then installs no KeyboardInterrupt handler: the Ctrl-C tests hung
+    20 s and failed. Python's own handler here is reset to the default in every child."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
