@@ -72,6 +72,11 @@ def say(line: str) -> None:
 
 
 def _chat(kind: str | None) -> None:
+    import gc
+
+    # No collection until the first prompt is drawn (the session turns it back on then): the
+    # start makes many objects and frees few, so the collector's passes were wasted time.
+    gc.disable()
     from butler_cli.repl.start import DEMO_BANNER, demo_model, start_chat
 
     if kind == "demo":

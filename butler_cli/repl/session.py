@@ -9,6 +9,7 @@ needs (the comforts, rich's escaping, pathlib) is imported where it is used.
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -141,6 +142,7 @@ class ChatRepl:
                 continue  # Ctrl-C clears the line
             except EOFError:
                 break
+            gc.enable()  # in case no drawing ever called _start_build (it is idempotent)
             if not line.strip():
                 continue
             self._ready.get()  # a bad model or policy stops the chat here, before anything runs
@@ -209,6 +211,7 @@ class ChatRepl:
         return []
 
     def _start_build(self, _app: object) -> None:
+        gc.enable()  # off since the start (cli/entry.py): the first prompt is up
         self._ready.start()  # once; on later redraws it does nothing
 
     def consolidate_if_due(self) -> None:
