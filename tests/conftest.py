@@ -203,6 +203,22 @@ def spawn_butler(
     )
 
 
+def imported_before_prompt(child: Any) -> set[str]:
+    """Every module a chat spawned with ``PYTHONPROFILEIMPORTTIME=1`` had imported when its
+    first prompt appeared; the chat is then left with Ctrl-D."""
+    import pexpect
+
+    child.expect("you ›")
+    before = child.before
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    return {
+        line.rsplit("|", 1)[-1].strip()
+        for line in before.splitlines()
+        if line.startswith("import time:")
+    }
+
+
 @pytest.fixture
 def fake() -> Any:
     """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats."""

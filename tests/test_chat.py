@@ -7,7 +7,7 @@ import stat
 
 import pexpect
 import pytest
-from conftest import call, spawn_butler
+from conftest import call, imported_before_prompt, spawn_butler
 
 APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
 
@@ -342,15 +342,7 @@ def test_nothing_heavy_is_imported_before_the_first_prompt_is_drawn(
         BUTLER_MODEL=script({"text": "hi"}),
         XDG_CONFIG_HOME=str(tmp_path / "xdg"),
     )
-    child.expect("you ›")
-    before = child.before
-    child.sendcontrol("d")
-    child.expect(pexpect.EOF)
-    imported = {
-        line.rsplit("|", 1)[-1].strip()
-        for line in before.splitlines()
-        if line.startswith("import time:")
-    }
+    imported = imported_before_prompt(child)
     assert "prompt_toolkit" in imported  # the check sees the imports at all
     assert {name.split(".")[0] for name in imported} & HEAVY == set()
     assert imported & DEFERRED == set()

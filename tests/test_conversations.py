@@ -9,7 +9,7 @@ import sqlite3
 import stat
 
 import pexpect
-from conftest import call, spawn_butler
+from conftest import call, imported_before_prompt, spawn_butler
 
 NOTE = "Groceries and errands for the week.\n" + "- oat milk, rye bread, lemons\n" * 120
 
@@ -264,15 +264,7 @@ def test_the_plain_chat_opens_no_conversation_store_before_its_first_prompt(
     child = spawn_butler(
         [], butler_home, workdir, PYTHONPROFILEIMPORTTIME="1", BUTLER_MODEL=script({"text": "x"})
     )
-    child.expect("you ›")
-    before = child.before
-    child.sendcontrol("d")
-    child.expect(pexpect.EOF)
-    imported = {
-        line.rsplit("|", 1)[-1].strip()
-        for line in before.splitlines()
-        if line.startswith("import time:")
-    }
+    imported = imported_before_prompt(child)
     assert "prompt_toolkit" in imported
     assert not imported & {"sqlite3", "butler_cli.store.conversations", "butler_cli.app.chat"}
 
