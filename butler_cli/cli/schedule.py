@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from butler_cli.schedule.store import ScheduleStore
+    from butler_cli.schedule.store import Job, ScheduleStore
 
 from butler_cli.cli.options import Json, Model, Policy, PolicyFile
 
@@ -135,23 +135,25 @@ def remove(job_id: JobId) -> None:
 @app.command("pause")
 def pause(job_id: JobId) -> None:
     """Stop running a schedule until `schedule resume`."""
-    from butler_cli.schedule.runner import utc_now
-
-    store = _store()
-    job = store.get(job_id)
-    store.set_paused(job.id, True, utc_now())
+    job = _set_paused(job_id, True)
     typer.echo(f"schedule {job.id} paused")
 
 
 @app.command("resume")
 def resume(job_id: JobId) -> None:
     """Run a paused schedule again, from its next time after now (no catch-up)."""
+    job = _set_paused(job_id, False)
+    typer.echo(f"schedule {job.id} resumed — next run {_local(job.next_due)}")
+
+
+def _set_paused(job_id: str, paused: bool) -> Job:
+    """Pause or resume the schedule ``job_id`` names (an id or a prefix); the job as it is now."""
     from butler_cli.schedule.runner import utc_now
 
     store = _store()
     job = store.get(job_id)
-    store.set_paused(job.id, False, utc_now())
-    typer.echo(f"schedule {job.id} resumed — next run {_local(store.get(job.id).next_due)}")
+    store.set_paused(job.id, paused, utc_now())
+    return store.get(job.id)
 
 
 @app.command("run")
