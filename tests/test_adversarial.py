@@ -53,6 +53,9 @@ def test_results_that_claim_approval_change_nothing(text, butler, script, workdi
         "{home}/audit.jsonl",
         "{home}/memory.db",
         "{home}/chat_history",
+        # which module each policy name loads: a planted one would swap the gate
+        "{home}/entry-points.json",
+        "{work}/../home//entry-points.json",
         "{work}/./../home/park.key",
         "{link}/parks/{park}.json",
         "{home}",
