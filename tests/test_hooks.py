@@ -293,3 +293,31 @@ def test_a_chat_turn_fires_on_park_then_its_approval_on_done(
     assert (parked["event"], done["event"]) == ("on_park", "on_done")
     assert parked["conversation"] == done["conversation"] and done["conversation"].startswith("c-")
     assert (workdir / "plan.txt").exists()
+
+
+def test_a_failing_hooks_words_are_masked_and_neutralised(
+    butler: Any, butler_home: Path, tmp_path: Path
+) -> None:
+    """A hook's failure is a notice quoting the tail of what it printed: a key the butler knows
+    (here from a configured key file) is masked there, and escapes are made visible, as in
+    every other line the butler prints."""
+    canary = "sk-canary-hookleak-0123456789abcdef"
+    key_file = tmp_path / "key.txt"
+    key_file.write_text(canary + "\n")
+    hook = tmp_path / "hook.py"
+    hook.write_text(
+        "import sys\n"
+        "sys.stderr.write('\\x1b[2J\\x1b]0;owned\\x07 ' + open(sys.argv[1]).read())\n"
+        "sys.exit(1)\n"
+    )
+    configure(
+        butler_home,
+        f"on_park = {toml_argv(sys.executable, str(hook), str(key_file))}\n\n"
+        f'[providers.openai]\napi_key_file = "{key_file}"',
+    )
+    ran = butler("run", "plan", "--model", PLAN)
+    assert ran.returncode == 3, ran.stderr
+    [line] = [ln for ln in ran.stderr.splitlines() if "on_park hook" in ln]
+    assert "exited 1" in line and "****" in line, line
+    assert canary not in ran.stderr and canary not in ran.stdout
+    assert "\x1b" not in ran.stderr and "\x07" not in ran.stderr
