@@ -19,7 +19,6 @@ from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import ExitCode
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
-from butler_cli.core.outcomes import NOT_RUN_PREFIX, OUTCOME_UNKNOWN, REFUSED_PREFIX
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
 from butler_cli.core.vet import clean_text
@@ -172,7 +171,7 @@ class EventStream(LoopObserver):
             "tool_result",
             id=call.id,
             tool=call.name,
-            outcome=outcome_of(result),
+            outcome=result.outcome,
             is_error=result.is_error,
             content=result.content,
             duration_ms=_ms(seconds),
@@ -198,20 +197,6 @@ class EventStream(LoopObserver):
             resumed=resumed,
             judged=judged,
         )
-
-
-def outcome_of(result: ToolResultBlock) -> str:
-    """What became of a call: ran, failed, refused, not_run or unknown."""
-    kind = getattr(result, "outcome", None)  # recorded on the result by the loop, when it is
-    if isinstance(kind, str):
-        return kind
-    if not result.is_error:
-        return "ran"
-    if result.content.startswith(REFUSED_PREFIX):  # results from before outcomes were kept
-        return "refused"
-    if result.content.startswith(NOT_RUN_PREFIX):
-        return "not_run"
-    return "unknown" if result.content == OUTCOME_UNKNOWN else "failed"
 
 
 def _ms(seconds: float) -> float:
