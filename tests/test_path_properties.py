@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from butler_cli.core.grants import Grant
@@ -93,7 +93,11 @@ paths_st = st.builds(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(raw_template=paths_st)
-def test_rules_grants_and_roots_agree_with_realpath(
+# one sure case of each kind, so the run below always reaches all of them
+@example(raw_template="drafts/x.txt")  # approve, covered by the grant
+@example(raw_template="~/notes/x.txt")  # allow
+@example(raw_template="~/important/keep.txt")  # refuse
+def rules_grants_and_roots_agree_with_realpath(
     raw_template: str, tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from butler_policies.tiered import TieredPolicy, parse_rules
@@ -135,6 +139,14 @@ def test_rules_grants_and_roots_agree_with_realpath(
     STATS["covered" if covered else "not covered"] += 1
 
 
-def test_zz_report_what_the_property_test_saw() -> None:
-    """Not a check: shows how the random paths fell (pytest -s)."""
+def test_rules_grants_and_roots_agree_with_realpath(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every random path holds; then the run must have reached every verdict and both sides of
+    the grant, or it proved nothing. (The check is in the same test: split in two, xdist could
+    run it on a worker that saw no case.)"""
+    STATS.clear()
+    rules_grants_and_roots_agree_with_realpath(tree=tree, monkeypatch=monkeypatch)
     print(f"\npath property cases: {dict(STATS)}")
+    for kind in ("allow", "approve", "refuse", "covered", "not covered"):
+        assert STATS[kind] > 0, (kind, dict(STATS))
