@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(2, cores * 3 // 2)
 
 
+#: What reaches a real model provider: no test may inherit one from the person running the
+#: suite (a test that needs a key sets its own fake one, pointed at 127.0.0.1).
+PROVIDER_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OLLAMA_HOST", "OPENAI_ORG_ID")
+
+
+def provider_variables(environ: Mapping[str, str]) -> list[str]:
+    """The names in ``environ`` that would let a butler reach a real provider."""
+    return [n for n in environ if n.endswith("_API_KEY") or n in PROVIDER_VARIABLES]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Ctrl-C must reach the `butler` the tests start. A shell without job control starts a
     command put in the background (`pytest &` in a script) with SIGINT ignored, every child
@@ -34,6 +44,8 @@ def pytest_configure(config: pytest.Config) -> None:
     20 s and failed. Python's own handler here is reset to the default in every child."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    for name in provider_variables(os.environ):  # before any worker or fork server starts
+        del os.environ[name]
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -227,3 +239,10 @@ def fake() -> Any:
     server = FakeLLM()
     yield server
     server.close()
+
+
+def sleepers(marker: str) -> list[int]:
+    """The pids of live processes whose command line holds ``marker`` (a test's own sleep;
+    a zombie has no command line, so a killed one is not counted)."""
+    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    return [int(p) for p in found.stdout.split()]

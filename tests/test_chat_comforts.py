@@ -8,7 +8,7 @@ import json
 
 import pexpect
 import pytest
-from conftest import call, spawn_butler
+from conftest import call, sleepers, spawn_butler
 from fake_llm import FakeLLM, Reply, openai_stream
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890"
@@ -187,14 +187,6 @@ def test_arguments_complete_with_pending_memory_and_conversation_ids(
     child.expect(rf"\*{offered}")
     child.expect("you ›")
     assert leave(child) == 0
-
-
-def sleepers(marker: str) -> list[int]:
-    """The pids of processes whose command line holds ``marker`` (this test's own sleep)."""
-    import subprocess
-
-    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
-    return [int(p) for p in found.stdout.split()]
 
 
 def test_ctrl_c_stops_a_running_command_and_its_tree(

@@ -219,6 +219,7 @@ from butler_cli.schedule.runner import Scheduler
 from butler_cli.schedule.store import ScheduleStore
 go = Path(sys.argv[2])
 sched = Scheduler(ScheduleStore(Path(sys.argv[1])))
+Path(sys.argv[3]).touch()  # imported and opened: ready for the start signal
 while not go.exists():
     time.sleep(0.001)
 print(len(sched.tick()))
@@ -239,15 +240,18 @@ def test_two_schedulers_racing_run_a_due_job_once(
     env = {**os.environ, "BUTLER_HOME": str(butler_home)}
     procs = [
         subprocess.Popen(
-            [sys.executable, str(racer), str(butler_home), str(go)],
+            [sys.executable, str(racer), str(butler_home), str(go), str(tmp_path / f"ready{n}")],
             cwd=workdir,
             env=env,
             stdout=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        for _ in range(2)
+        for n in range(2)
     ]
-    time.sleep(1.5)  # both have imported and opened the store
+    deadline = time.monotonic() + 60  # both have imported and opened the store
+    while not all((tmp_path / f"ready{n}").exists() for n in range(2)):
+        assert time.monotonic() < deadline, "the racers never got ready"
+        time.sleep(0.01)
     go.touch()
     counts = sorted(int(p.communicate(timeout=60)[0].strip()) for p in procs)
     assert counts == [0, 1]

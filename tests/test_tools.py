@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import call, json_lines, tool_results
+from conftest import call, json_lines, sleepers, tool_results
 
 
 def test_run_command_parks_with_the_exact_argv_and_cwd(butler, script, workdir) -> None:
@@ -43,8 +43,11 @@ def test_run_command_output_exit_status_and_cap(butler, script, allow_all) -> No
 
 
 def test_run_command_timeout_kills_the_process_group(butler, script, allow_all, tmp_path) -> None:
-    marker = tmp_path / "child-survived"
-    code = f"import subprocess, time; subprocess.Popen(['sh', '-c', 'sleep 3; touch {marker}']); time.sleep(30)"
+    marker = f"{time.time_ns() % 10**9}.25"  # this test's own sleep, found by its argument
+    code = (
+        "import subprocess, time; "
+        f"subprocess.Popen(['sh', '-c', 'exec sleep {marker}']); time.sleep(30)"
+    )
     model = script(
         {"tool_calls": [call("run_command", "r", argv=[sys.executable, "-c", code], timeout_s=1)]},
         {"text": "k"},
@@ -53,8 +56,10 @@ def test_run_command_timeout_kills_the_process_group(butler, script, allow_all, 
     r = butler("run", "--model", model, "go", "--json", *allow_all)
     assert r.returncode == 0 and time.monotonic() - start < 15
     assert tool_results(r.stdout)[0]["content"].startswith("killed after 1 s (timeout)")
-    time.sleep(3.5)
-    assert not marker.exists()  # the grandchild died with its group
+    deadline = time.monotonic() + 10  # the kill is immediate; a bound, not a wait
+    while sleepers(f"sleep {marker}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sleepers(f"sleep {marker}") == []  # the grandchild died with its group
 
 
 @pytest.mark.parametrize(
