@@ -132,6 +132,9 @@ def _run_child(request: dict[str, Any], fds: list[int], bin_dir: str) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
+        # as after exec: nothing but the three streams (not the other runs' connections and
+        # pidfds the server holds, which a sibling would otherwise keep open)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
         for sig in (signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as CPython sets it at start
