@@ -22,24 +22,18 @@ from butler_cli.app.config import (
     parse_config,
     resolve_setting,
 )
-from butler_cli.app.config_file import ENV, PROVIDER_KEYS, SMTP_KEYS, TOP_KEYS, read_config
+from butler_cli.app.config_file import PROVIDER_KEYS, read_config
+from butler_cli.app.settings import BY_KEY, ENV, KEY_HELP
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import read_text_regular, write_atomic
-
-KEY_HELP = (
-    "model, policy, max_rounds, system, allowed_roots, smtp.<field>, aliases.<name>, "
-    "sandbox.network, providers.<name>.base_url / api_key_env / api_key_file"
-)
 
 
 def _parts(key: str) -> list[str]:
     """The table path of a known key; anything else is a usage error listing the known."""
     parts = key.split(".")
     known = (
-        (len(parts) == 1 and key in TOP_KEYS)
-        or (len(parts) == 2 and parts[0] == "smtp" and parts[1] in SMTP_KEYS)
+        (key in BY_KEY and BY_KEY[key].settable)
         or (len(parts) == 2 and parts[0] == "aliases" and bool(parts[1]))
-        or (key == "sandbox.network")
         or (len(parts) == 3 and parts[0] == "providers" and parts[2] in PROVIDER_KEYS)
     )
     if not known or not all(parts):
@@ -47,21 +41,9 @@ def _parts(key: str) -> list[str]:
     return parts
 
 
-def _typed(key: str, parts: list[str], value: str) -> Any:
-    if key == "allowed_roots":
-        return [p.strip() for p in value.split(",") if p.strip()]
-    if key == "sandbox.network":
-        if value.lower() not in ("true", "false"):
-            raise UsageError("sandbox.network must be true or false")
-        return value.lower() == "true"
-    kind = TOP_KEYS.get(key) if len(parts) == 1 else None
-    if parts[0] == "smtp":
-        kind = SMTP_KEYS[parts[1]]
-    if kind is int:
-        if not value.isdigit():
-            raise UsageError(f"{key} must be a whole number")
-        return int(value)
-    return value
+def _typed(key: str, value: str) -> Any:
+    setting = BY_KEY.get(key)
+    return setting.parse(value) if setting is not None else value
 
 
 def _document(path: Path) -> Any:
@@ -91,7 +73,7 @@ def set_value(key: str, value: str, path: Path | None = None) -> Path:
 
     path = path or config_path()
     parts = _parts(key)
-    typed = _typed(key, parts, value)
+    typed = _typed(key, value)
     doc = _document(path)
     table = doc
     for name in parts[:-1]:
@@ -138,20 +120,17 @@ def get_value(key: str, flags: dict[str, Any] | None = None, path: Path | None =
 
 
 def _default(key: str, parts: list[str]) -> Any:
-    from butler_cli.providers import REMOTE
-
     if parts[0] == "providers":
+        from butler_cli.providers import REMOTE
+
         kind = next((k for k in REMOTE if k.name == parts[1]), None)
         if kind is not None and parts[2] == "base_url":
             return kind.base_url
         if kind is not None and parts[2] == "api_key_env":
             return kind.key_env
         return None
-    return {
-        "sandbox.network": True,
-        "smtp.tls": "starttls",
-        "smtp.password_env": "BUTLER_SMTP_PASSWORD",
-    }.get(key)
+    setting = BY_KEY.get(key)
+    return setting.default if setting is not None else None
 
 
 TEMPLATE = """\

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY, DEFAULT_SYSTEM
+from butler_cli.app.settings import BY_KEY, DEFAULTS, ENV, TOP_KEYS, table_keys
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import HOME_ENV, home_dir, read_text_regular, spelt_as_path
 
@@ -21,38 +21,13 @@ if TYPE_CHECKING:
     from butler_cli.core.park import RunContext
 
 CONFIG_FILE = "config.toml"
-TOP_KEYS: dict[str, type[Any]] = {
-    "model": str,
-    "policy": str,
-    "max_rounds": int,
-    "system": str,
-    "allowed_roots": list,
-}
-SMTP_KEYS: dict[str, type[Any]] = {
-    "host": str,
-    "port": int,
-    "tls": str,
-    "user": str,
-    "password_env": str,
-    "sender": str,
-}
+#: The [smtp] and [sandbox] keys by type; every key is declared once in app/settings.py.
+SMTP_KEYS: dict[str, type[Any]] = table_keys("smtp")
+SANDBOX_KEYS: dict[str, type[Any]] = table_keys("sandbox")
 TLS_MODES = ("starttls", "ssl", "none")
 PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
 TABLES = ("providers", "aliases", "smtp", "mcp", "sandbox", "hooks")
-MODEL_ENV = "BUTLER_MODEL"
-#: Each default the environment may set, by its variable.
-ENV = {
-    "model": MODEL_ENV,
-    "policy": "BUTLER_POLICY",
-    "max_rounds": "BUTLER_MAX_ROUNDS",
-    "system": "BUTLER_SYSTEM",
-}
-#: What an option is when no flag, park, variable or file sets it (the model has none).
-DEFAULTS: dict[str, Any] = {
-    "policy": DEFAULT_POLICY,
-    "max_rounds": DEFAULT_MAX_ROUNDS,
-    "system": DEFAULT_SYSTEM,
-}
+MODEL_ENV = ENV["model"]
 
 
 class Checked:
@@ -134,18 +109,12 @@ def check_config(raw: dict[str, Any], path: str | Path) -> Checked:
         elif key == "mcp":
             mcp = _mcp(value, path)
         elif key == "sandbox":
-            if not isinstance(value, dict) or set(value) - {"network"}:
-                raise _bad(path, "[sandbox] takes network = true or false")
-            if not isinstance(value.get("network", True), bool):
-                raise _bad(path, "sandbox.network must be true or false")
-            sandbox = dict(value)
+            sandbox = _table("sandbox", SANDBOX_KEYS, value, path)
         elif key == "hooks":
             hooks = _hooks(value, path)
         elif key in TOP_KEYS:
-            if not isinstance(value, TOP_KEYS[key]) or isinstance(value, bool):
-                raise _bad(path, f"{key} must be a {TOP_KEYS[key].__name__}")
-            if key == "allowed_roots" and not all(isinstance(v, str) for v in value):
-                raise _bad(path, "allowed_roots must be a list of folder paths")
+            if not BY_KEY[key].accepts(value):
+                raise _bad(path, f"{key} must be {_kind_name(TOP_KEYS[key])}")
             values[key] = value
         else:
             raise _bad(
@@ -191,12 +160,26 @@ def _mcp(value: Any, path: str | Path) -> dict[str, dict[str, Any]]:
     return dict(value)
 
 
+def _table(name: str, keys: dict[str, type[Any]], value: Any, path: str | Path) -> dict[str, Any]:
+    """A settings table (``[smtp]``, ``[sandbox]``): only its declared keys, each its type."""
+    if not isinstance(value, dict) or set(value) - set(keys):
+        raise _bad(path, f"[{name}] takes {', '.join(keys)}")
+    for key, kind in keys.items():
+        if key in value and not BY_KEY[f"{name}.{key}"].accepts(value[key]):
+            raise _bad(path, f"{name}.{key} must be {_kind_name(kind)}")
+    return dict(value)
+
+
+def _kind_name(kind: type[Any]) -> str:
+    return {
+        bool: "true or false",
+        int: "a whole number",
+        list: "a list of folder paths",
+    }.get(kind, f"a {kind.__name__}")
+
+
 def _smtp(value: Any, path: str | Path) -> dict[str, Any]:
-    if not isinstance(value, dict) or set(value) - set(SMTP_KEYS):
-        raise _bad(path, f"[smtp] takes {', '.join(SMTP_KEYS)}")
-    for key, kind in SMTP_KEYS.items():
-        if key in value and (not isinstance(value[key], kind) or isinstance(value[key], bool)):
-            raise _bad(path, f"smtp.{key} must be a {kind.__name__}")
+    value = _table("smtp", SMTP_KEYS, value, path)
     if value.get("tls", "starttls") not in TLS_MODES:
         raise _bad(path, f"smtp.tls must be one of {', '.join(TLS_MODES)}")
     return dict(value)
@@ -281,11 +264,7 @@ def resolved_value(
     env = ENV[key]
     from_env = os.environ.get(env)
     if from_env:
-        if key == "max_rounds":
-            if not from_env.isdigit():
-                raise UsageError(f"{env} must be a whole number, not {from_env!r}")
-            return int(from_env), f"env {env}"
-        return from_env, f"env {env}"
+        return BY_KEY[key].parse(from_env, env), f"env {env}"
     if key in values:
         return values[key], f"file {file}"
     return DEFAULTS.get(key), "default"

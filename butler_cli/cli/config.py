@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.app.settings import KEY_HELP
 from butler_cli.cli.options import Json, MaxRounds, Model, Policy, System
 
 app = typer.Typer(
@@ -73,11 +74,7 @@ def show(json_out: Json = False) -> None:
 def set_(
     key: Annotated[
         str,
-        typer.Argument(
-            help="model, policy, max_rounds, system, allowed_roots, smtp.FIELD, aliases.NAME, "
-            "sandbox.network, providers.NAME.base_url or providers.NAME.api_key_env / "
-            "api_key_file"
-        ),
+        typer.Argument(help=KEY_HELP),
     ],
     value: Annotated[
         str, typer.Argument(help="The value. For a key, give the NAME of its environment variable.")
