@@ -100,6 +100,17 @@ def test_shorthands_and_bad_expressions(butler: Any) -> None:
     assert listed[0]["model"] == PLAN and listed[0]["policy"] == "ask"
 
 
+@pytest.mark.parametrize("never", ["0 0 31 2 *", "0 0 30 2 *", "0 12 31 4,6,9,11 *"])
+def test_a_time_that_never_comes_is_a_usage_error_naming_it(butler: Any, never: str) -> None:
+    """February 31st is valid cron syntax and never comes: one line naming it, exit 2, no
+    schedule made (it was a traceback, exit 1)."""
+    bad = butler("schedule", "add", never, "t", "--model", PLAN)
+    assert bad.returncode == 2, bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert f"'{never}'" in bad.stderr and "never" in bad.stderr, bad.stderr
+    assert json.loads(butler("schedule", "list", "--json").stdout) == []
+
+
 HOOK = """import json, os, sys
 event = json.load(sys.stdin)
 with open(sys.argv[1], "w") as fh:

@@ -20,6 +20,11 @@ SHORTHANDS = {
 }
 
 
+#: A time further off than this is no time at all: 8 years covers 29 February (a century
+#: year like 2100 skips a leap day) and bounds croniter's search.
+NEVER_YEARS = 8
+
+
 def expand(expr: str) -> str:
     """The five-field form of ``expr``; a bad expression is a usage error naming it."""
     from croniter import croniter  # type: ignore[import-untyped]
@@ -35,9 +40,17 @@ def expand(expr: str) -> str:
 
 
 def next_after(expr: str, after: datetime) -> datetime:
-    """The first time strictly after ``after`` that ``expr`` names, in UTC."""
-    from croniter import croniter
+    """The first time strictly after ``after`` that ``expr`` names, in UTC. An expression whose
+    days never come (``0 0 31 2 *``, February 31st) is a usage error naming it."""
+    from croniter import CroniterBadDateError, croniter
 
     local = after.astimezone()
-    nxt: datetime = croniter(expand(expr), local).get_next(datetime)
+    try:
+        found = croniter(expand(expr), local, max_years_between_matches=NEVER_YEARS)
+        nxt: datetime = found.get_next(datetime)
+    except CroniterBadDateError as exc:
+        raise UsageError(
+            f"'{expr}' names a time that never comes (no such date within {NEVER_YEARS} "
+            "years, e.g. February 31st): check the day and month fields"
+        ) from exc
     return nxt.astimezone(UTC)

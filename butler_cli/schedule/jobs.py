@@ -10,7 +10,7 @@ from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
 from butler_cli.hooks import DEFAULT_TIMEOUT, Hook
-from butler_cli.schedule.cron import expand
+from butler_cli.schedule.cron import next_after
 from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import Job, ScheduleStore
 from butler_cli.store.files import butler_home
@@ -28,7 +28,7 @@ def add_job(
     hook_timeout: float = DEFAULT_TIMEOUT,
 ) -> Job:
     """Check everything (a bad expression, folder or hook is a usage error), then store it."""
-    expand(cron)
+    next_after(cron, utc_now())  # a bad expression, or one that never comes: usage error
     if not task.strip():
         raise UsageError("the task is empty")
     opts = resolve_options(RunOptions(model=model, policy=policy), load_config())
