@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shlex
 import signal
 import subprocess
@@ -170,18 +171,24 @@ def fire(hook: Hook, event: dict[str, Any], label: str = "on-park hook") -> str 
         return f"{label} {hook.describe()} failed: {exc}"
 
 
+#: The variable every hook process carries (with a value new for each run): what it starts
+#: inherits it, even a child that left the hook's session (``setsid``), so a timeout finds it.
+HOOK_MARK = "BUTLER_HOOK_RUN"
+
+
 def _run(hook: Hook, body: bytes, label: str) -> str | None:
     from butler_cli.tools.redact import child_env
 
     name = f"{label} {hook.describe()}"
+    mark = secrets.token_hex(16)
     try:
         proc = subprocess.Popen(
             list(hook.argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env=child_env(),
-            start_new_session=True,  # its own group: a timeout kills everything it started
+            env={**child_env(), HOOK_MARK: mark},
+            start_new_session=True,  # its own session: a timeout kills everything it started
             close_fds=True,
         )
     except OSError as exc:
@@ -189,14 +196,51 @@ def _run(hook: Hook, body: bytes, label: str) -> str | None:
     try:
         _, err = proc.communicate(body, timeout=hook.timeout)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        _kill_all(proc.pid, mark)
         proc.wait()
         return f"{name} timed out after {hook.timeout:g} s and was stopped"
     if proc.returncode != 0:
         tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         return f"{name} exited {proc.returncode}: {tail[0][:200]}"
     return None
+
+
+def _kill_all(leader: int, mark: str) -> None:
+    """SIGKILL the hook's process group, every process in its session, and every process
+    carrying its mark (a child that called ``setsid`` or double-forked out of both), again
+    until a sweep of ``/proc`` finds none: one started meanwhile is caught by the next."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(leader, signal.SIGKILL)
+    needle = f"{HOOK_MARK}={mark}".encode()
+    for _ in range(20):
+        found = [pid for pid in _pids() if pid != os.getpid() and _belongs(pid, leader, needle)]
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # no /proc: the process group above is all that can be done
+        return []
+
+
+def _belongs(pid: int, leader: int, needle: bytes) -> bool:
+    """Whether ``pid`` is a live process of the hook's session or carries its mark."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        if fields[0] == b"Z":
+            return False  # already dead, waiting for its parent
+        if int(fields[3]) == leader:  # the session id
+            return True
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return needle in fh.read().split(b"\0")
+    except (OSError, IndexError, ValueError):
+        return False  # gone, or not ours to read
 
 
 def _post(hook: Hook, body: bytes, label: str) -> str | None:

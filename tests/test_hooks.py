@@ -199,6 +199,47 @@ def test_a_hanging_hook_is_cut_at_its_timeout(
     assert pending_tools(butler) == ["write_file"]
 
 
+#: A hook that starts a grandchild in a session of its own (out of the hook's process group),
+#: writes its pid, then hangs.
+ESCAPE = """import os, subprocess, sys, time
+child = subprocess.Popen(["setsid", "sleep", "1000"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+open(sys.argv[1], "w").write(str(child.pid))
+time.sleep(120)
+"""
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_hook_cut_at_its_timeout_leaves_no_setsid_child(
+    butler: Any, butler_home: Path, tmp_path: Path
+) -> None:
+    """`setsid sleep 1000` started by the hook leaves the hook's process group and session:
+    killing the group left it running. The whole tree the hook started is gone."""
+    hook, pid_file = tmp_path / "escape.py", tmp_path / "child.pid"
+    hook.write_text(ESCAPE)
+    configure(
+        butler_home,
+        f"on_park = {toml_argv(sys.executable, str(hook), str(pid_file))}\ntimeout_s = 1",
+    )
+    ran = butler("run", "plan", "--model", PLAN)
+    assert ran.returncode == 3 and "timed out after 1 s" in ran.stderr, ran.stderr
+    child = int(pid_file.read_text())
+    try:
+        assert not running(child), f"the hook's setsid child {child} is still running"
+    finally:
+        if running(child):
+            os.kill(child, 9)
+
+
 def test_a_hanging_url_is_cut_at_its_timeout(butler: Any, butler_home: Path, posts: Any) -> None:
     server = posts(hang=True)
     configure(butler_home, f'on_park = "{server.url}"\ntimeout_s = 1')
