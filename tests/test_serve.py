@@ -235,3 +235,32 @@ def test_sigterm_lets_a_scheduled_run_in_flight_finish(
         assert [(r.status, r.text) for r in runs] == [("done", "all summarized")], out
     finally:
         fake.close()
+
+
+@pytest.mark.parametrize(
+    ("tamper", "says"),
+    [
+        (lambda b: b.replace(b'"content": "hello"', b'"content": "pwned"', 1), "tampered"),
+        (lambda b: b[: len(b) // 2], "corrupt"),
+    ],
+)
+def test_a_tampered_park_is_named_tampered_not_already_decided(
+    served: Any, butler: Any, script: Any, workdir: Path, butler_home: Path, tamper: Any, says: str
+) -> None:
+    """Nobody decided it: the inbox says what is wrong with the file and that nothing ran (it
+    said "already decided"), and the file is left as it is."""
+    pid = park_with(
+        butler,
+        script,
+        {"tool_calls": [call("write_file", "c1", path="out.txt", content="hello")]},
+        {"text": "written"},
+    )
+    park = butler_home / "parks" / f"{pid}.json"
+    bad = tamper(park.read_bytes())
+    park.write_bytes(bad)
+    s = served("--no-scheduler")
+    status, answer = s.decide(pid, "approve")
+    assert status == 409 and not answer["ok"], answer
+    assert "already" not in answer["message"] and says in answer["message"], answer
+    assert "nothing ran" in answer["message"], answer
+    assert park.read_bytes() == bad and not (workdir / "out.txt").exists()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from butler_cli.core.errors import ParkError
+from butler_cli.core.errors import DECIDED, ParkError
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
@@ -75,7 +75,8 @@ def check_ledger(state: ParkState, events: set[str]) -> None:
         raise ParkError(
             f"park {state.id} was already decided (the decided-park ledger says so); this copy "
             "of its file was restored or altered, and it never runs twice. The file is left as "
-            "it is"
+            "it is",
+            code=DECIDED,
         )
 
 
@@ -85,12 +86,16 @@ def decision_for(state: ParkState, approved: bool | None, note: str | None) -> D
     path = f"park {state.id}"
     if state.status == "resolved":
         recorded = "approved" if state.decision and state.decision.approved else "denied"
-        raise ParkError(f"{path} was already {recorded} and finished; it never runs twice")
+        raise ParkError(
+            f"{path} was already {recorded} and finished; it never runs twice", code=DECIDED
+        )
     if state.status == "decided":
         recorded_decision = read_decision(state.decision)
         if approved is not None and approved != recorded_decision.approved:
             was = "approved" if recorded_decision.approved else "denied"
-            raise ParkError(f"{path} was already {was}; a different decision is refused")
+            raise ParkError(
+                f"{path} was already {was}; a different decision is refused", code=DECIDED
+            )
         return recorded_decision  # recovery after a crash: no new decision needed
     if approved is None:
         return read_decision(None)

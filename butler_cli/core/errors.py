@@ -66,10 +66,18 @@ class ModelError(ButlerError):
 
 
 class ParkError(ButlerError):
-    """A park cannot be resumed: decided, tampered with, corrupt, locked or of unknown version."""
+    """A park cannot be resumed: decided, tampered with, corrupt, locked or of unknown version.
+    ``code`` says which when it matters to the words: :data:`DECIDED` (decided or being decided
+    by someone else), :data:`TAMPERED` (failed its authenticity check), else ``park``."""
 
     code = "park"
     exit_code = ExitCode.UNRESUMABLE
+
+
+#: A ParkError's code: someone decided the park (or is deciding it now).
+DECIDED = "park_decided"
+#: A ParkError's code: the file was edited, or signed with another key; nobody decided it.
+TAMPERED = "park_tampered"
 
 
 class ParkNotFound(UsageError):

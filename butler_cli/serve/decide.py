@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from butler_cli.app.report import TaskReport
-from butler_cli.core.errors import ButlerError, ParkError
+from butler_cli.core.errors import DECIDED, TAMPERED, ButlerError, ParkError
 from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import ScheduleStore
 
@@ -81,7 +81,7 @@ class Decider:
         try:
             report = decide_and_continue(park_id, approved, note)
         except ParkError as exc:
-            return Answer(False, _already(park_id, exc.message))
+            return Answer(False, _refusal(park_id, exc))
         except ButlerError as exc:
             return Answer(False, exc.message)
         except Exception as exc:  # the server stays up; the park keeps its recorded state
@@ -120,6 +120,16 @@ class Decider:
                 return
             for t in threads:
                 t.join()
+
+
+def _refusal(park_id: str, exc: ParkError) -> str:
+    """Why the park was not decided here, in the words its error code calls for: "already
+    decided" only when someone did decide it; a tampered or unreadable file ran nothing."""
+    if exc.code == DECIDED:
+        return _already(park_id, exc.message)
+    if exc.code == TAMPERED:
+        return f"park {park_id}: tampered, nothing ran — {exc.message}; the file is left as it is"
+    return f"park {park_id} cannot be decided, nothing ran — {exc.message}"
 
 
 def _already(park_id: str, why: str) -> str:

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.core.errors import ParkError, ParkNotFound, StorageError, UsageError
+from butler_cli.core.errors import (
+    DECIDED,
+    TAMPERED,
+    ParkError,
+    ParkNotFound,
+    StorageError,
+    UsageError,
+)
 from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import ensure_private_dir, fsync_dir, read_no_follow, write_atomic
@@ -294,7 +301,7 @@ class ParkStore:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
                 raise ParkError(
-                    f"park {park_id} is being resumed by another process right now"
+                    f"park {park_id} is being resumed by another process right now", code=DECIDED
                 ) from exc
             yield
             if not os.path.lexists(self.active_path(park_id)):
@@ -351,6 +358,7 @@ def _verified_body(data: bytes, key: bytes, path: Path) -> bytes:
     body = data[start + len(_MID) : -len(_TAIL)]
     if not verify(key, body, mac):
         raise ParkError(
-            f"park file {path} failed its authenticity check (edited, or made with another key)"
+            f"park file {path} failed its authenticity check (edited, or made with another key)",
+            code=TAMPERED,
         )
     return body
