@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.config_file import (
-    ENV,
     check_config,
     config_file,
     key_sources,
@@ -26,6 +25,7 @@ from butler_cli.app.config_file import (
     remember_secrets,
     resolved_value,
 )
+from butler_cli.app.settings import ENV
 from butler_cli.core.provider_settings import ProviderSettings
 
 if TYPE_CHECKING:
