@@ -1,0 +1,145 @@
+"""Which way the imports point: the layers of docs/architecture.md as a table, read from the
+code. Every import of one butler folder by another must be an edge below (down a layer, or
+a sideways edge named here); the surfaces' imports of the adapters under ``app/`` are a debt
+listed file by file, which may shrink and must never grow."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "butler_cli"
+
+#: Each folder (or top-level module) of butler_cli and its level: imports point down only.
+LEVEL = {
+    "__main__": 6,
+    "cli": 5,
+    "repl": 4,
+    "serve": 4,
+    "schedule": 4,
+    "ui": 3,
+    "app": 2,
+    "hooks": 1,
+    "providers": 1,
+    "tools": 1,
+    "memory": 1,
+    "policy": 1,
+    "store": 1,
+    "entry_points": 1,
+    "api": 1,
+    "core": 0,
+    "__init__": 1,  # re-exports the verdicts for older policies
+    "demo": 0,  # data files only
+    "__version__": 0,
+}
+
+#: Sideways edges allowed at one level, each with its reason.
+SIDEWAYS = {
+    ("cli", "repl"): "the chat is started by the command line",
+    ("cli", "serve"): "`butler serve` is a thin command over the inbox",
+    ("cli", "schedule"): "`butler schedule` is a thin command over the scheduler",
+    ("serve", "schedule"): "the inbox runs the scheduler and shows its runs",
+    ("memory", "store"): "careful file writes and the home (store/files.py)",
+    ("store", "memory"): "conversations search with memory's full-text terms (pure functions)",
+    ("providers", "store"): "the home and careful writes (scripted models, stored keys)",
+    ("providers", "tools"): "secret masking of what a provider reports (tools/redact.py)",
+    ("providers", "memory"): "the frozen block's cache mark for Anthropic's prompt cache",
+    ("tools", "api"): "the built-in tools import the plug-in contract, as a third party does",
+    ("api", "tools"): "the contract re-exports ToolContext and @tool",
+    ("api", "store"): "the contract re-exports the safe regular-file read",
+    ("api", "policy"): "the contract re-exports the rule patterns",
+    ("tools", "store"): "the home and the stored keys a tool is given (tools/context.py)",
+    ("tools", "entry_points"): "the one scan of the butler.tools entry points",
+    ("policy", "entry_points"): "the one scan of the butler.policies entry points",
+    ("entry_points", "store"): "the scan is kept in the home",
+    ("hooks", "tools"): "a hook's output is masked",
+}
+
+#: Surfaces that still reach past ``app/`` to an adapter: the debt of issue 23, by file.
+#: Remove a row when its file goes through ``app/``; never add one.
+DEBT = {
+    ("cli", "memory"): {"cli/memory.py"},
+    ("cli", "policy"): {"cli/policy.py"},
+    ("cli", "providers"): {"cli/config.py", "cli/models.py", "cli/options.py"},
+    ("cli", "store"): {
+        "cli/completion.py",
+        "cli/config.py",
+        "cli/keys.py",
+        "cli/log.py",
+        "cli/memory.py",
+        "cli/models.py",
+        "cli/parks.py",
+        "cli/resume.py",
+        "cli/run.py",
+        "cli/schedule.py",
+        "cli/serve.py",
+    },  # fmt: skip
+    ("cli", "tools"): {"cli/entry.py", "cli/mcp.py", "cli/views.py"},
+    ("repl", "memory"): {"repl/session.py"},
+    ("repl", "providers"): {"repl/comforts.py"},
+    ("repl", "store"): {"repl/commands.py", "repl/input.py", "repl/session.py", "repl/start.py"},
+    ("schedule", "store"): {"schedule/jobs.py", "schedule/store.py"},
+    ("serve", "store"): {"serve/app.py", "serve/data.py", "serve/decide.py", "serve/server.py"},
+    ("serve", "tools"): {"serve/data.py", "serve/pages.py"},
+    ("ui", "store"): {"ui/console.py", "ui/conversations.py"},
+    ("ui", "tools"): {"ui/approval.py", "ui/parks.py", "ui/progress.py"},
+}
+
+
+def imports() -> dict[tuple[str, str], set[str]]:
+    """(importing folder, imported folder) → the files with such an import, at any depth
+    (imports inside functions count: they are edges all the same)."""
+    edges: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        src = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+                if node.module == "butler_cli":
+                    names = [f"butler_cli.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "butler_cli" and len(parts) > 1 and parts[1] != src:
+                    edges[(src, parts[1])].add(rel.as_posix())
+    return edges
+
+
+def test_every_folder_is_in_the_table() -> None:
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    assert folders | modules <= set(LEVEL), (folders | modules) - set(LEVEL)
+
+
+def test_imports_point_down_or_along_a_named_edge() -> None:
+    edges = imports()
+    assert len(edges) > 40  # the scan sees the package
+    wrong = []
+    for (src, dst), files in sorted(edges.items()):
+        if LEVEL[src] > LEVEL[dst] and (src, dst) not in DEBT:
+            continue
+        if (src, dst) in SIDEWAYS:
+            continue
+        extra = files - DEBT.get((src, dst), set())
+        if extra:
+            wrong.append(f"{src} -> {dst}: {sorted(extra)}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_surfaces_debt_names_only_real_imports() -> None:
+    """A debt row whose import is gone is deleted, so the list only ever shrinks."""
+    edges = imports()
+    stale = {
+        (edge, f) for edge, files in DEBT.items() for f in files if f not in edges.get(edge, set())
+    }
+    assert stale == set(), f"remove from DEBT: {sorted(stale)}"
+
+
+def test_core_imports_nothing_of_the_butler_but_core() -> None:
+    edges = imports()
+    assert {dst for (src, dst) in edges if src == "core"} <= {"__init__", "__version__"}
