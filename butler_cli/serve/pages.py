@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from butler_cli.core.park import ParkState
@@ -26,18 +27,33 @@ def v(text: str | None) -> str:
     return h(visible(text or ""))
 
 
-def layout(title: str, csrf: str, body: str) -> str:
+@dataclass(frozen=True)
+class Keys:
+    """What a page carries to go on talking to its own origin, and only to it: the token (in
+    its links and as the script's ``Authorization`` header, never a cookie) and the CSRF
+    token its decisions send."""
+
+    token: str
+    csrf: str
+
+    def link(self, path: str) -> str:
+        """``path`` with the token: a link (or script) that works without any cookie."""
+        return h(f"{path}?token={self.token}")
+
+
+def layout(title: str, keys: Keys, body: str) -> str:
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<meta name='csrf-token' content='{h(csrf)}'>"
-        f"<title>{h(title)}</title><link rel='stylesheet' href='/static/inbox.css'>"
-        "<script src='/static/inbox.js' defer></script></head><body>"
+        f"<meta name='csrf-token' content='{h(keys.csrf)}'>"
+        f"<meta name='butler-token' content='{h(keys.token)}'>"
+        f"<title>{h(title)}</title><link rel='stylesheet' href='{keys.link('/static/inbox.css')}'>"
+        f"<script src='{keys.link('/static/inbox.js')}' defer></script></head><body>"
         f"{body}</body></html>"
     )
 
 
-def park_card(w: Waiting, csrf: str) -> str:
+def park_card(w: Waiting, keys: Keys) -> str:
     return (
         f"<article class='park' id='park-{h(w.id)}' data-id='{h(w.id)}'>"
         f"<h3 class='title'>{h(w.title)}</h3>"
@@ -46,7 +62,7 @@ def park_card(w: Waiting, csrf: str) -> str:
         f"<p class='meta'>task: <span class='task'>{h(w.task)}</span>\n"
         f"tool: <span class='tool'>{h(w.tool)}</span>\n"
         f"why: <span class='reason'>{h(w.reason)}</span>\n"
-        f"park <a href='/park/{h(w.id)}'>{h(w.id)}</a> · parked {h(w.created_at)}</p>"
+        f"park <a href='{keys.link(f'/park/{w.id}')}'>{h(w.id)}</a> · parked {h(w.created_at)}</p>"
         f"<pre class='arguments'>{h(w.arguments)}</pre>"
         f"<form class='decide' method='post' action='/park/{h(w.id)}/decide'>"
         "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"
@@ -57,8 +73,8 @@ def park_card(w: Waiting, csrf: str) -> str:
     )
 
 
-def parks_part(rows: Sequence[Waiting], problems: Sequence[Problem], csrf: str) -> str:
-    out = [park_card(w, csrf) for w in rows]
+def parks_part(rows: Sequence[Waiting], problems: Sequence[Problem], keys: Keys) -> str:
+    out = [park_card(w, keys) for w in rows]
     if not rows:
         out.append("<p class='empty'>No parks awaiting a decision.</p>")
     out.extend(
@@ -67,13 +83,14 @@ def parks_part(rows: Sequence[Waiting], problems: Sequence[Problem], csrf: str) 
     return "".join(out)
 
 
-def outcomes_part(runs: Sequence[Run], running: Sequence[str]) -> str:
+def outcomes_part(runs: Sequence[Run], running: Sequence[str], keys: Keys) -> str:
     rows = [
         f"<li class='outcome running' data-park='{h(pid)}'>continuing park {h(pid)}…</li>"
         for pid in running
     ]
     for r in runs:
-        park = f" · park <a href='/park/{h(r.park_id)}'>{h(r.park_id)}</a>" if r.park_id else ""
+        link = keys.link(f"/park/{r.park_id}")
+        park = f" · park <a href='{link}'>{h(r.park_id)}</a>" if r.park_id else ""
         answer = f"<div class='answer'>{v(r.text)}</div>" if r.text else ""
         error = f"<div class='error'>{v(r.error)}</div>" if r.error else ""
         hook = f"<div class='hook'>on-park hook: {v(r.hook)}</div>" if r.hook else ""
@@ -103,7 +120,7 @@ def schedules_part(jobs: Sequence[tuple[Job, Run | None]]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def inbox(parts: dict[str, str], csrf: str, exposed: str | None) -> str:
+def inbox(parts: dict[str, str], keys: Keys, exposed: str | None) -> str:
     banner = f"<p class='exposed'>{h(exposed)}</p>" if exposed else ""
     body = (
         "<header><h1>butler · inbox</h1><p>Parked actions wait here for you. Approve runs "
@@ -114,11 +131,11 @@ def inbox(parts: dict[str, str], csrf: str, exposed: str | None) -> str:
         "</section>"
         f"<section><h2>Schedules</h2><div id='schedules'>{parts['schedules']}</div></section>"
     )
-    return layout("butler · inbox", csrf, body)
+    return layout("butler · inbox", keys, body)
 
 
 def park_page(
-    state: ParkState, trail: Sequence[dict[str, Any]], ledger: Sequence[str], csrf: str
+    state: ParkState, trail: Sequence[dict[str, Any]], ledger: Sequence[str], keys: Keys
 ) -> str:
     """What `butler show` shows, and the park's audit trail."""
     args = pretty_json(redact(state.approved_arguments()))
@@ -133,7 +150,8 @@ def park_page(
         ("folder", v(state.context.cwd)),
     ]
     if state.parent:
-        rows.append(("continues", f"<a href='/park/{h(state.parent)}'>{h(state.parent)}</a>"))
+        parent = keys.link(f"/park/{state.parent}")
+        rows.append(("continues", f"<a href='{parent}'>{h(state.parent)}</a>"))
     if state.decision is not None:
         word = "approved" if state.decision.approved else "denied"
         note = f" — {v(state.decision.note)}" if state.decision.note else ""
@@ -149,7 +167,7 @@ def park_page(
     ]
     dl = "".join(f"<dt>{k}</dt><dd>{val}</dd>" for k, val in rows)
     body = (
-        f"<header><h1>park {h(state.id)}</h1><p><a href='/'>← inbox</a></p></header>"
+        f"<header><h1>park {h(state.id)}</h1><p><a href='{keys.link('/')}'>← inbox</a></p></header>"
         f"<h2 class='title'>{v(state.approval.title)}</h2><dl>{dl}</dl>"
         f"<h3>arguments</h3><pre class='arguments'>{h(args)}</pre>"
         f"<h3>calls in the parked round</h3><ul>{''.join(calls)}</ul>"
@@ -159,7 +177,7 @@ def park_page(
         f"<p>{len(state.messages)} messages in the conversation "
         f"(<code>butler show {h(state.id)} --json</code> shows them all)</p>"
     )
-    return layout(f"butler · park {state.id}", csrf, body)
+    return layout(f"butler · park {state.id}", keys, body)
 
 
 def _outcome(entry: dict[str, Any]) -> object:

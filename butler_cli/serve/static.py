@@ -2,7 +2,8 @@
 
 The script polls ``/parts`` every second (answered 204 when nothing changed), merges new park
 cards in without touching the ones already shown (a note being typed survives), and sends
-decisions with the CSRF token in a header. It never builds HTML from data: the server renders
+decisions with the CSRF token in a header; both send the token as ``Authorization: Bearer``,
+read from the page (no cookie holds it). It never builds HTML from data: the server renders
 (and escapes) every fragment."""
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 INBOX_JS = r"""
 "use strict";
 const csrf = document.querySelector("meta[name=csrf-token]").content;
+// The token travels as a header read from this page: never a cookie, which every other
+// port on this host would receive too.
+const auth = "Bearer " + document.querySelector("meta[name=butler-token]").content;
 let version = "";
 
 function setFlash(text, ok) {
@@ -36,7 +40,7 @@ function merge(list, html) {
 async function refresh() {
   try {
     const res = await fetch("/parts?v=" + encodeURIComponent(version), {
-      credentials: "same-origin", cache: "no-store",
+      credentials: "omit", cache: "no-store", headers: {"Authorization": auth},
     });
     if (res.status === 200) {
       const data = await res.json();
@@ -58,7 +62,8 @@ document.addEventListener("submit", async (event) => {
   for (const b of form.querySelectorAll("button")) b.disabled = true;
   try {
     const res = await fetch(form.action, {
-      method: "POST", body, credentials: "same-origin", headers: {"X-CSRF-Token": csrf},
+      method: "POST", body, credentials: "omit",
+      headers: {"X-CSRF-Token": csrf, "Authorization": auth},
     });
     const data = await res.json();
     setFlash(data.message, data.ok);
