@@ -32,6 +32,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 PROVIDER_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OLLAMA_HOST", "OPENAI_ORG_ID")
 
 
+#: A terminal's size as the environment states it: rich and prompt-toolkit believe these over
+#: the terminal itself, so the size a test gives its pseudo-terminal must not be overridden by
+#: the one pytest-xdist exports to its workers (COLUMNS=200 LINES=50 from a real terminal).
+TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
 def provider_variables(environ: Mapping[str, str]) -> list[str]:
     """The names in ``environ`` that would let a butler reach a real provider."""
     return [n for n in environ if n.endswith("_API_KEY") or n in PROVIDER_VARIABLES]
@@ -46,6 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     for name in provider_variables(os.environ):  # before any worker or fork server starts
         del os.environ[name]
+    for name in TERMINAL_SIZE:  # pytest-xdist exports COLUMNS/LINES to its workers
+        os.environ.pop(name, None)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -193,7 +201,7 @@ def spawn_butler(
     import pexpect
 
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in TERMINAL_SIZE},
         "BUTLER_HOME": str(home),
         "TERM": "xterm",
         "PROMPT_TOOLKIT_NO_CPR": "1",

@@ -169,13 +169,13 @@ def test_a_widened_grant_does_not_cover_other_folders(butler_home, script, tmp_p
     w = lambda cid, path: {"tool_calls": [call("write_file", cid, path=path, content=cid)]}  # noqa: E731
     model = script(
         w("a", "drafts/one.txt"),
-        {"text": "one"},
+        {"text": "answer one"},
         w("b", "drafts/../README.txt"),
-        {"text": "two"},
+        {"text": "answer two"},
         w("c", "drafts/a/b/c.txt"),
-        {"text": "three"},
+        {"text": "answer three"},
         w("d", "drafts/./two.txt"),
-        {"text": "four"},
+        {"text": "answer four"},
     )
     args = ["chat", "--model", model, "--policy", "tiered", "--policy-file", str(rules)]
     child = spawn_butler(args, butler_home, workdir)
@@ -185,9 +185,9 @@ def test_a_widened_grant_does_not_cover_other_folders(butler_home, script, tmp_p
     child.sendline("w")
     child.expect(r"for the rest of this session\? \[y/N\]")
     child.sendline("y")
-    child.expect("one")
+    child.expect("answer one")
     child.expect("you ›")
-    for turn, said in (("second", "two"), ("third", "three")):
+    for turn, said in (("second", "answer two"), ("third", "answer three")):
         child.sendline(turn)  # outside drafts/, or deeper: asks again
         child.expect(r"Approve\? \[y/n/l/d/s(/w)?\]")
         child.sendline("n")
@@ -195,8 +195,11 @@ def test_a_widened_grant_does_not_cover_other_folders(butler_home, script, tmp_p
         child.sendline("")
         child.expect(said)
         child.expect("you ›")
-    child.sendline("fourth")  # drafts/./two.txt is drafts/two.txt: covered
-    child.expect("four")
+    # drafts/./two.txt is drafts/two.txt: covered. Each wait names the answer, not a word the
+    # typed line holds too: "four" matched the echo of "fourth" at once, so under load the test
+    # went on (and sent Ctrl-D, which a turn in flight never reads) before the turn had run.
+    child.sendline("fourth")
+    child.expect("answer four")
     assert "Approve?" not in child.before
     child.expect("you ›")
     child.sendcontrol("d")
