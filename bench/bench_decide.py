@@ -1,0 +1,162 @@
+"""An approval in the inbox beside `butler resume --approve` of the same kind of park, with
+three MCP servers configured (none of their tools used by the task).
+
+Each sample parks a fresh `write_file` with `butler run` (a scripted model), then approves it
+either with `butler resume ID --approve` (wall time of the process) or by a POST to a running
+`butler serve` (wall time until the task's outcome is recorded: the page answers at once with it, or after
+3 s with "continuing"). The two
+kinds are interleaved so machine noise hits both alike.
+
+Run: python bench/bench_decide.py [RUNS]  (default 9; prints a Markdown table)
+Target (issue 23): the inbox answers within 1.2x of `butler resume`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import BIN, compile_checkouts  # noqa: E402
+
+from butler_cli.schedule.store import ScheduleStore  # noqa: E402
+
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "mcp_notes_server.py"
+
+
+def write_home(root: Path, servers: int) -> tuple[Path, Path, dict[str, str]]:
+    home, work = root / "home", root / "work"
+    home.mkdir()
+    work.mkdir()
+    notes = root / "notes"
+    notes.mkdir()
+    config = "".join(
+        f'[mcp.notes{i}]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n'
+        f'env = {{ NOTES_DIR = "{notes}" }}\n\n'
+        for i in range(servers)
+    )
+    (home / "config.toml").write_text(config)
+    env = {**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1"}
+    return home, work, env
+
+
+def park(root: Path, work: Path, env: dict[str, str], n: int) -> str:
+    script = root / f"script{n}.json"
+    turns = [
+        {
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "name": "write_file",
+                    "arguments": {"path": f"out{n}.txt", "content": "x"},
+                }
+            ]
+        },
+        {"text": "written"},
+    ]
+    script.write_text(json.dumps({"turns": turns}))
+    ran = subprocess.run(
+        [str(BIN / "butler"), "run", "--model", f"scripted:{script}", "write", "--json"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 3, ran.stderr
+    return str(json.loads(ran.stdout)["park_id"])
+
+
+def start_serve(work: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str]:
+    proc = subprocess.Popen(
+        [str(BIN / "butler"), "serve", "--port", "0", "--no-scheduler"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        found = re.search(r"http://[^/\s]+:(\d+)/\?token=(\S+)", line)
+        if found:
+            return proc, f"http://127.0.0.1:{found.group(1)}", found.group(2)
+    raise SystemExit("butler serve printed no URL")
+
+
+def post_decision(base: str, token: str, park_id: str) -> dict[str, object]:
+    auth = {"Authorization": f"Bearer {token}"}
+    with urllib.request.urlopen(urllib.request.Request(base + "/", headers=auth)) as res:
+        page = res.read().decode()
+    found = re.search(r"name='csrf-token' content='([^']+)'", page)
+    assert found, page[:300]
+    body = urllib.parse.urlencode({"decision": "approve", "note": ""}).encode()
+    req = urllib.request.Request(
+        f"{base}/park/{park_id}/decide",
+        data=body,
+        headers={**auth, "X-CSRF-Token": found.group(1)},
+    )
+    with urllib.request.urlopen(req, timeout=120) as res:
+        return dict(json.loads(res.read()))
+
+
+def measure(runs: int, servers: int) -> tuple[float, float]:
+    """Median seconds of (resume, inbox) approvals in a home with ``servers`` MCP servers."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        home, work, env = write_home(root, servers)
+        store = ScheduleStore(home)
+        proc, base, token = start_serve(work, env)
+        resume: list[float] = []
+        inbox: list[float] = []
+        try:
+            for n in range(runs):
+                pid = park(root, work, env, 2 * n)
+                start = time.perf_counter()
+                done = subprocess.run(
+                    [str(BIN / "butler"), "resume", pid, "--approve"],
+                    cwd=work,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
+                resume.append(time.perf_counter() - start)
+                assert done.returncode == 0, done.stderr
+                pid = park(root, work, env, 2 * n + 1)
+                before = len(store.runs())
+                start = time.perf_counter()
+                answer = post_decision(base, token, pid)
+                while len(store.runs()) == before or not store.runs()[0].finished_at:
+                    time.sleep(0.01)  # answered "continuing": wait for the recorded outcome
+                inbox.append(time.perf_counter() - start)
+                assert answer.get("ok"), answer
+                assert store.runs()[0].status == "done", store.runs()[0]
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+    return statistics.median(resume), statistics.median(inbox)
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    compile_checkouts()
+    print(f"{runs} approvals of each kind, interleaved, per row\n")
+    print(
+        "| MCP servers configured (none used) | `butler resume ID --approve` | inbox Approve | inbox / resume |"
+    )
+    print("|---|---|---|---|")
+    for servers in (0, 3):
+        r, i = measure(runs, servers)
+        print(f"| {servers} | {r * 1000:.0f} ms | {i * 1000:.0f} ms | {i / r:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
