@@ -68,24 +68,6 @@ class Hook:
         return self.url or shlex.join(self.argv)
 
 
-def park_event(
-    park_id: str, task: str, approval: dict[str, str] | None, **extra: Any
-) -> dict[str, Any]:
-    """What a hook is told: the park's id, task, tool, title and reason — never the arguments
-    (they may hold what only the inbox should show, masked)."""
-    approval = approval or {}
-    return {
-        "event": "park",
-        "park_id": park_id,
-        "task": task,
-        "tool": approval.get("tool"),
-        "title": approval.get("title"),
-        "reason": approval.get("reason"),
-        "decide": f"butler resume {park_id} --approve | --deny",
-        **extra,
-    }
-
-
 #: The ``[hooks]`` events, in the order a person meets them, and what each task outcome fires.
 EVENTS = ("on_park", "on_done", "on_error")
 EVENT_OF_STATUS = {"parked": "on_park", "done": "on_done", "limit": "on_done", "failed": "on_error"}
@@ -142,10 +124,12 @@ def task_event(
     park_id: str | None,
     approval: Mapping[str, str | None] | None,
     conversation: str | None,
+    schedule: str | None = None,
 ) -> dict[str, Any]:
-    """What a ``[hooks]`` hook is told: the event, the task's status and words, the
-    conversation; for a park its id, tool and title and the exact commands that decide it.
-    Never an argument value beyond the title, never an error text, never a key."""
+    """What every hook is told — a ``[hooks]`` one and a schedule's own ``--on-park`` alike:
+    the event, the task's status and words, the conversation or the schedule it belongs to;
+    for a park its id, tool and title and the exact commands that decide it. Never an
+    argument value beyond the title, never an error text, never a key."""
     body: dict[str, Any] = {"event": event, "status": status, "task": task}
     if park_id is not None and status == "parked":
         approval = approval or {}
@@ -158,6 +142,8 @@ def task_event(
         )
     if conversation is not None:
         body["conversation"] = conversation
+    if schedule is not None:
+        body["schedule"] = schedule
     return body
 
 

@@ -159,10 +159,28 @@ def test_send_email_runs_once_on_approval(smtp_server, butler, script) -> None:
     assert b"Friday?" in mail.content
 
 
-def test_send_email_without_smtp_is_a_clear_error(butler, script, allow_all) -> None:
+def test_send_email_is_not_offered_without_an_smtp_server(butler, script, fake) -> None:
+    """It used to be offered, asked about, approved by a person — and only then fail. Without
+    [smtp] host the provider is never told of it, a model that calls it anyway is told the tool
+    does not exist (nothing parks, nobody is asked), and `tools list` says why it is missing."""
+    from fake_llm import Reply, openai_stream
+
+    fake.replies = [Reply(events=openai_stream("No mail today."))]
+    args = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
+    r = butler("run", *args, "mail Ana", env={"OPENAI_API_KEY": "sk-test-123456789"})
+    assert r.returncode == 0, r.stderr
+    offered = [t["function"]["name"] for t in fake.requests[0]["body"]["tools"]]
+    assert "write_file" in offered and "send_email" not in offered
     model = script(
         {"tool_calls": [call("send_email", "e", to="a@b.c", subject="s", body="b")]}, {"text": "k"}
     )
-    res = tool_results(butler("run", "--model", model, "go", "--json", *allow_all).stdout)[0]
-    assert res["is_error"] and "no SMTP server configured" in res["content"]
+    ran = butler("run", "--model", model, "go", "--json")
+    assert ran.returncode == 0, ran.stderr
+    res = tool_results(ran.stdout)[0]
+    assert res["is_error"] and "send_email" in res["content"]
     assert json.loads(butler("pending", "--json").stdout) == []
+    listed = butler("tools", "list")
+    assert "send_email is not offered: no SMTP server is set" in listed.stdout
+    assert "send_email" not in [
+        row["name"] for row in json.loads(butler("tools", "list", "--json").stdout)
+    ]

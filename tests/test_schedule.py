@@ -268,3 +268,74 @@ def test_two_schedulers_racing_run_a_due_job_once(
     assert counts == [0, 1]
     assert len(parks_in(butler_home)) == 1
     assert [r.status for r in store.runs()] == ["parked"]
+
+
+def test_reading_schedules_on_a_fresh_home_creates_nothing(butler: Any, butler_home: Path) -> None:
+    for args in (("schedule", "list"), ("schedule", "list", "--json")):
+        r = butler(*args)
+        assert r.returncode == 0, r.stderr
+    assert not butler_home.exists()
+    assert butler("schedule", "run", "nosuch").returncode == 2
+    assert not butler_home.exists()
+
+
+def test_a_schedules_on_park_and_the_config_hook_send_one_event(
+    butler: Any, butler_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """`--on-park` and `[hooks] on_park` are told the same thing, field for field: one event
+    shape a person's script can read either way."""
+    hook = tmp_path / "hook.py"
+    hook.write_text(HOOK)
+    from_schedule, from_config = tmp_path / "schedule.json", tmp_path / "config.json"
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "config.toml").write_text(
+        f"[hooks]\non_park = {json.dumps([sys.executable, str(hook), str(from_config)])}\n"
+    )
+    added = butler(
+        "schedule", "add", "@hourly", "Write today's plan", "--model", PLAN,
+        "--folder", str(workdir), "--on-park", f"{sys.executable} {hook} {from_schedule}",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    job_id = added.stdout.split()[1].rstrip(":")
+    ran = butler("schedule", "run", job_id, "--json")
+    assert ran.returncode == 3, ran.stderr
+    park_id = json.loads(ran.stdout)["park_id"]
+    one = json.loads(from_schedule.read_text())["event"]
+    other = json.loads(from_config.read_text())["event"]
+    assert one == other
+    assert one == {
+        "event": "on_park",
+        "status": "parked",
+        "task": "Write today's plan",
+        "park_id": park_id,
+        "tool": "write_file",
+        "title": one["title"],
+        "approve": f"butler resume {park_id} --approve",
+        "deny": f"butler resume {park_id} --deny",
+        "schedule": job_id,
+    }
+
+
+def test_schedule_list_says_when_a_park_it_left_was_decided(
+    butler: Any, butler_home: Path, workdir: Path
+) -> None:
+    added = butler(
+        "schedule",
+        "add",
+        "@hourly",
+        "Write today's plan",
+        "--model",
+        PLAN,
+        "--folder",
+        str(workdir),
+    )
+    job_id = added.stdout.split()[1].rstrip(":")
+    park_id = json.loads(butler("schedule", "run", job_id, "--json").stdout)["park_id"]
+    [row] = json.loads(butler("schedule", "list", "--json").stdout)
+    assert (row["last_outcome"], row["last_park_decision"]) == ("parked", "pending")
+    assert "since" not in butler("schedule", "list").stdout
+    assert butler("resume", park_id, "--deny").returncode == 0
+    [row] = json.loads(butler("schedule", "list", "--json").stdout)
+    assert (row["last_park"], row["last_park_decision"]) == (park_id, "denied")
+    assert f"parked ({park_id})" in (listed := butler("schedule", "list").stdout)
+    assert "since denied" in listed

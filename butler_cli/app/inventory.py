@@ -57,3 +57,10 @@ def tool_inventory(opts: RunOptions) -> list[dict[str, Any]]:
                 default, kind = "runs inline", "benign"
             rows.append({"name": spec.name, "kind": kind, "default": default, "source": source})
     return rows
+
+
+def not_offered() -> list[str]:
+    """Built-in tools left out for want of configuration, each with what would offer it."""
+    if load_config().smtp.get("host"):
+        return []
+    return ["send_email is not offered: no SMTP server is set (butler config set smtp.host HOST)"]

@@ -34,6 +34,8 @@ class Notifier:
     def __init__(self, hooks: Hooks | None, warn: Callable[[str], None] = warn) -> None:
         self.hooks = hooks
         self.warn = warn
+        #: The schedule whose run this is, if any: its events name it.
+        self.schedule: str | None = None
 
     @classmethod
     def from_config(cls, table: dict[str, Any] | None) -> Notifier:
@@ -58,7 +60,13 @@ class Notifier:
 
         event, hook = chosen
         body = task_event(
-            event, report.status, report.task, report.park_id, report.approval, conversation
+            event,
+            report.status,
+            report.task,
+            report.park_id,
+            report.approval,
+            conversation,
+            self.schedule,
         )
         problem = fire(hook, body, label=f"{event} hook")
         if problem is not None:

@@ -31,7 +31,10 @@ class Checker:
     def verdict(self, tool: str, args: dict[str, Any]) -> Verdict | None:
         """The gate's verdict (guard, policy, default), or None for a benign tool."""
         if self.toolbox.owner(tool) is None:
-            raise UsageError(f"no tool named '{tool}'; see /tools in the chat")
+            from butler_cli.app.inventory import not_offered
+
+            why = [line for line in not_offered() if line.startswith(f"{tool} ")]
+            raise UsageError(why[0] if why else f"no tool named '{tool}'; see `butler tools list`")
         gate = self.toolbox.gate_for(tool)
         if gate is None:
             return None

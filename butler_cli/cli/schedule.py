@@ -81,14 +81,17 @@ def add(
 
 @app.command("list")
 def list_(json_out: Json = False) -> None:
-    """Every schedule: when it runs next, and what its last run came to."""
+    """Every schedule: when it runs next, and what its last run came to (a park it left, and
+    whether someone has decided it since). Creates nothing on a fresh home."""
     import sys
 
     from butler_cli.cli import render
+    from butler_cli.schedule.jobs import park_decisions
     from butler_cli.ui.text import visible
 
     store = _store()
     jobs, last = store.jobs(), store.last_runs()
+    decided = park_decisions([r.park_id for r in last.values() if r.park_id])
     if json_out:
         rows = []
         for j in jobs:
@@ -101,6 +104,7 @@ def list_(json_out: Json = False) -> None:
                     "next_run": j.next_due,
                     "last_outcome": run.status if run else None,
                     "last_park": run.park_id if run else None,
+                    "last_park_decision": decided.get(run.park_id) if run and run.park_id else None,
                 }
             )
         render.print_json(rows)
@@ -116,6 +120,9 @@ def list_(json_out: Json = False) -> None:
             outcome = (
                 f"{run.status}{f' ({run.park_id})' if run.park_id else ''} at {run.started_at}"
             )
+            decision = decided.get(run.park_id or "")
+            if decision in ("approved", "denied"):
+                outcome += f", since {decision}"
         nxt = "paused" if j.paused else f"next {_local(j.next_due)}"
         lines.append(f"{j.id}  {visible(j.cron)}  {nxt}  last: {outcome}")
         lines.append(f"        task: {visible(j.task)}")

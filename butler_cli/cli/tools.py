@@ -17,7 +17,7 @@ app = typer.Typer(
 @app.command("list")
 def list_(json_out: Json = False) -> None:
     """Every tool with its source and default verdict (MCP tools: see `butler mcp list`)."""
-    from butler_cli.app.inventory import tool_inventory
+    from butler_cli.app.inventory import not_offered, tool_inventory
     from butler_cli.app.options import RunOptions
     from butler_cli.cli import render
 
@@ -27,3 +27,5 @@ def list_(json_out: Json = False) -> None:
         return
     for row in rows:
         print(f"{row['name']:<16} {row['kind']:<9} {row['default']:<12} {row['source']}")
+    for line in not_offered():
+        print(line)

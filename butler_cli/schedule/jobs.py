@@ -45,3 +45,25 @@ def add_job(
     return ScheduleStore(butler_home()).add(
         cron, task, chosen, opts.policy or DEFAULT_POLICY, pfile, str(where), hook, utc_now()
     )
+
+
+def park_decisions(park_ids: list[str]) -> dict[str, str]:
+    """What became of each park a run left: ``approved`` or ``denied`` once someone decided it
+    (in the inbox, the chat or with `butler resume`), ``pending`` while it waits. A park that
+    cannot be read is left out (the list still shows the run as it was recorded)."""
+    from butler_cli.core.errors import ButlerError
+    from butler_cli.store.parks import ParkStore
+
+    store = ParkStore(butler_home())
+    found: dict[str, str] = {}
+    for park_id in park_ids:
+        try:
+            raw = store.read_raw(park_id)
+        except ButlerError:
+            continue
+        decision = raw.get("decision")
+        if isinstance(decision, dict) and raw.get("status") != "pending":
+            found[park_id] = "approved" if decision.get("approved") is True else "denied"
+        else:
+            found[park_id] = "pending"
+    return found

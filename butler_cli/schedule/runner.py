@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from butler_cli.hooks import Hook, fire, park_event
+from butler_cli.hooks import Hook, fire, task_event
 from butler_cli.schedule.store import Job, ScheduleStore
 
 Clock = Callable[[], datetime]
@@ -50,6 +50,7 @@ def run_job(job: Job) -> tuple[str, str | None, str, str | None, dict[str, str] 
     opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)
     try:
         with Butler.build(opts, cwd=Path(job.folder)) as butler:  # closed: MCP servers, memory
+            butler.notifier.schedule = job.id  # its [hooks] name the schedule, as --on-park does
             report = butler.run_task(job.task)
     except ButlerError as exc:
         return "failed", None, "", exc.message, None
@@ -90,7 +91,8 @@ class Scheduler:
         problem = None
         hook = Hook.from_json(job.hook)
         if status == "parked" and park_id is not None and hook is not None:
-            problem = fire(hook, park_event(park_id, job.task, approval, schedule=job.id))
+            event = task_event("on_park", status, job.task, park_id, approval, None, job.id)
+            problem = fire(hook, event)
             self.store.note_hook(run_id, problem or "delivered")
         done = Finished(job, run_id, status, park_id, text, error, problem)
         if self.on_finished is not None:

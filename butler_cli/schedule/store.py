@@ -115,6 +115,16 @@ class ScheduleStore:
 
     @contextmanager
     def _db(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection; for a read before the file exists, an empty in-memory database, so a
+        reading command (`schedule list`, the inbox) on a fresh home creates nothing."""
+        if not write and not self.path.exists():
+            empty = sqlite3.connect(":memory:")
+            try:
+                empty.executescript(_SCHEMA)
+                yield empty
+            finally:
+                empty.close()
+            return
         ensure_private_dir(self.home)
         if not self.path.exists():  # created 0600 before SQLite opens it
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
