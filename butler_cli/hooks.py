@@ -149,12 +149,17 @@ def task_event(
 
 def fire(hook: Hook, event: dict[str, Any], label: str = "on-park hook") -> str | None:
     """Run the hook once; None when it succeeded, else one line saying what went wrong
-    (``label`` names the hook in it)."""
-    body = json.dumps(event, ensure_ascii=False).encode("utf-8")
+    (``label`` names the hook in it). Both pass the one masking step here, whoever fires the
+    hook: the event sent (a URL hook sends it off the machine) and the line, which may quote
+    what the hook printed, are kept, stored and shown with every known secret ``****``."""
+    from butler_cli.tools.redact import mask_any, mask_text
+
+    body = json.dumps(mask_any(event), ensure_ascii=False).encode("utf-8")
     try:
-        return _post(hook, body, label) if hook.url else _run(hook, body, label)
+        problem = _post(hook, body, label) if hook.url else _run(hook, body, label)
     except Exception as exc:  # a hook never breaks the caller, whatever it raises
-        return f"{label} {hook.describe()} failed: {exc}"
+        problem = f"{label} {hook.describe()} failed: {exc}"
+    return mask_text(problem) if problem is not None else None
 
 
 #: The variable every hook process carries (with a value new for each run): what it starts

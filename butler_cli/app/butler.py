@@ -15,6 +15,7 @@ from butler_cli.app import conversations as convs
 from butler_cli.app.audit import AuditObserver
 from butler_cli.app.config import Config, load_config, resolve_options
 from butler_cli.app.decisions import check_ledger, decision_for, now_iso, record_decision
+from butler_cli.app.masking import MaskingProvider
 from butler_cli.app.notify import Notifier
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
@@ -250,10 +251,15 @@ class Butler:
             return grant
         return replace(grant, judged=canonical(dict(judged)))
 
+    def model(self) -> Provider:
+        """The provider as the loop meets it: every answer masked as it arrives (a key a model
+        server echoes back never reaches the screen, a park, the conversation or memory)."""
+        return MaskingProvider(self.provider)
+
     def summarize(self, prompt: str) -> str:
         """The configured model as the memory's summarizer (C2)."""
         request = ModelRequest("", [Message.user_text(prompt)], [])
-        return self.provider.complete(request).text
+        return self.model().complete(request).text
 
     def _finish(self, task: str, outcome: LoopOutcome) -> TaskReport:
         """C1: a completed turn is captured (a parked one is captured by its resume)."""
@@ -288,7 +294,7 @@ class Butler:
         (attached context); the park and the report keep the task as the person typed it.
         ``conversation`` (its id in the store) is what the [hooks] are told it belongs to."""
         outcome = run_loop(
-            self.provider,
+            self.model(),
             self.toolbox,
             [*history, Message.user_text(task if prompt is None else prompt)],
             self.config,
@@ -350,7 +356,7 @@ class Butler:
 
         assert state.decision is not None
         outcome = continue_after_decision(
-            self.provider,
+            self.model(),
             self.toolbox,
             state,
             decision,

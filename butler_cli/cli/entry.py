@@ -41,11 +41,12 @@ def main() -> None:
 
             app()
     except ButlerError as exc:
-        from butler_cli.tools.redact import mask_text
+        from butler_cli.app.masking import masked
+        from butler_cli.ui.text import visible
 
         if as_json:
-            _json_error(exc.code, mask_text(exc.message), int(exc.exit_code))
-        print(f"butler: {_shown(exc.message)}", file=sys.stderr)
+            _json_error(exc.code, masked(exc.message), int(exc.exit_code))
+        print(f"butler: {visible(exc.message)}", file=sys.stderr)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         print("butler: interrupted", file=sys.stderr)
@@ -54,8 +55,10 @@ def main() -> None:
         if exc.errno not in _STORAGE_ERRNOS:
             raise
         # A full disk or a permission met outside the careful writers: still one line.
+        from butler_cli.ui.text import visible
+
         where = f" ({exc.filename})" if exc.filename else ""
-        print(f"butler: {_shown(f'{exc.strerror or exc}{where}')}", file=sys.stderr)
+        print(f"butler: {visible(f'{exc.strerror or exc}{where}')}", file=sys.stderr)
         sys.exit(ExitCode.FAILED)
 
 
@@ -63,16 +66,10 @@ def say(line: str) -> None:
     """A notice (:mod:`butler_cli.core.notices`) as one line on stderr, masked and neutralised
     as an error line is (it may quote a server's, a hook's or a model's words), so stdout
     keeps to answers and JSON."""
-    sys.stderr.write(f"butler: {_shown(line)}\n")
-    sys.stderr.flush()
-
-
-def _shown(line: str) -> str:
-    """A line for the screen: every secret the butler knows masked, escapes made visible."""
-    from butler_cli.tools.redact import mask_text
     from butler_cli.ui.text import visible
 
-    return visible(mask_text(line))
+    sys.stderr.write(f"butler: {visible(line)}\n")
+    sys.stderr.flush()
 
 
 def _chat(kind: str | None) -> None:

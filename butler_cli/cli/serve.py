@@ -30,8 +30,9 @@ def serve(
     which holds a fresh random token: every request without it is refused."""
     from butler_cli.serve.server import serve as run_server
     from butler_cli.store.files import butler_home
+    from butler_cli.ui.text import visible
 
     def say(line: str) -> None:
-        print(line, flush=True)
+        print(visible(line), flush=True)  # the one step: masked, then neutralised
 
     run_server(butler_home(), host, port, expose=expose, scheduler=not no_scheduler, say=say)

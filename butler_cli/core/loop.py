@@ -278,7 +278,6 @@ def _needs_person(verdict: Verdict | None) -> bool:
 def _approval_for(toolbox: Toolbox, call: ToolUseBlock, verdict: Verdict) -> Approval:
     from butler_cli.core.park import Approval
 
-    gate = toolbox.gate_for(call.name)
-    assert gate is not None
-    title = gate.describe(call.name, dict(call.input))
-    return Approval(call_id=call.id, tool=call.name, title=title, reason=verdict.reason)
+    return Approval(
+        call_id=call.id, tool=call.name, title=toolbox.title(call), reason=verdict.reason
+    )

@@ -125,6 +125,12 @@ class Toolbox:
     def is_governed(self, name: str) -> bool:
         return self.gate_for(name) is not None
 
+    def title(self, call: ToolUseBlock) -> str:
+        """What a person is shown first for a governed call: its gate's title (G3)."""
+        gate = self.gate_for(call.name)
+        assert gate is not None
+        return gate.describe(call.name, dict(call.input))
+
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Execute a cleared call. Never classifies (spec G4); unknown name → error result."""
         owner = self._owner.get(call.name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from butler_cli.app.masking import masked
 from butler_cli.hooks import Hook, fire, task_event
 from butler_cli.schedule.store import Job, ScheduleStore
 
@@ -87,6 +88,7 @@ class Scheduler:
 
     def _run(self, job: Job, run_id: int) -> Finished:
         status, park_id, text, error, approval = self.runner(job)
+        text, error = masked(text), masked(error) if error is not None else None
         self.store.finish_run(run_id, status, self.clock(), park_id=park_id, text=text, error=error)
         problem = None
         hook = Hook.from_json(job.hook)

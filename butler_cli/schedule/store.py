@@ -2,7 +2,8 @@
 
 ``$BUTLER_HOME/schedule.db`` (0600, WAL). ``jobs`` holds each schedule with the model, policy
 and folder it was made with and the next time it is due (UTC). ``runs`` holds every run a
-schedule, ``schedule run`` or the inbox started, with its outcome.
+schedule, ``schedule run`` or the inbox started, with its outcome — its words (task, answer,
+error, the hook's outcome) through the one masking step first (``app.masking``).
 
 Exactly once: a due run is *claimed* in one write transaction (``BEGIN IMMEDIATE``) that moves
 the job's next due time past now; a second scheduler on the same home waits for that
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from butler_cli.app.masking import masked
 from butler_cli.core.errors import UsageError
 from butler_cli.schedule.cron import next_after
 from butler_cli.store.files import ensure_private_dir
@@ -233,7 +235,7 @@ class ScheduleStore:
         cur = db.execute(
             "INSERT INTO runs (job_id, source, task, started_at, status, pid) "
             "VALUES (?, ?, ?, ?, 'running', ?)",
-            (job_id, source, task, iso(now), os.getpid()),
+            (job_id, source, masked(task), iso(now), os.getpid()),
         )
         assert cur.lastrowid is not None
         return cur.lastrowid
@@ -256,12 +258,12 @@ class ScheduleStore:
             db.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, park_id = ?, text = ?, error = ? "
                 "WHERE id = ?",
-                (status, iso(now), park_id, text, error, run_id),
+                (status, iso(now), park_id, masked(text), _masked(error), run_id),
             )
 
     def note_hook(self, run_id: int, outcome: str) -> None:
         with self._db(write=True) as db:
-            db.execute("UPDATE runs SET hook = ? WHERE id = ?", (outcome, run_id))
+            db.execute("UPDATE runs SET hook = ? WHERE id = ?", (masked(outcome), run_id))
 
     def interrupted(self, now: datetime) -> int:
         """Runs left ``running`` by a process that is gone: marked ``interrupted`` (their parks,
@@ -292,6 +294,10 @@ class ScheduleStore:
                 "(SELECT max(id) FROM runs WHERE job_id IS NOT NULL GROUP BY job_id)"
             ).fetchall()
         return {r[1]: Run(*r) for r in rows}
+
+
+def _masked(text: str | None) -> str | None:
+    return masked(text) if text is not None else None
 
 
 def _alive(pid: object) -> bool:

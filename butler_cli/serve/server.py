@@ -25,7 +25,6 @@ from butler_cli.schedule.runner import Finished, Scheduler
 from butler_cli.schedule.store import ScheduleStore
 from butler_cli.serve.app import Settings, create_app
 from butler_cli.serve.decide import Decider
-from butler_cli.ui.text import visible
 
 
 def is_loopback(host: str) -> bool:
@@ -70,7 +69,7 @@ def serve(
     say: Callable[[str], None],
 ) -> None:
     """Run until SIGTERM or Ctrl-C. ``say`` shows one line of the server's log (the command
-    prints it on stdout); a warning is a notice (stderr)."""
+    prints it on stdout, masked and neutralised); a warning is a notice (stderr)."""
     emit = say
 
     if not is_loopback(host) and not expose:
@@ -96,9 +95,9 @@ def serve(
 
         def finished(done: Finished) -> None:
             park = f" (park {done.park_id})" if done.park_id else ""
-            emit(f"schedule {done.job.id}: {done.status}{park} — {visible(done.job.task)}")
+            emit(f"schedule {done.job.id}: {done.status}{park} — {done.job.task}")
             if done.hook_problem:
-                emit(f"butler: {visible(done.hook_problem)}")
+                emit(f"butler: {done.hook_problem}")
 
         sched = Scheduler(ScheduleStore(home), on_finished=finished)
         threads.append(threading.Thread(target=sched.serve, args=(stop,), name="scheduler"))

@@ -1,5 +1,6 @@
-"""The toolbox whose results are masked: kept apart from :mod:`butler_cli.tools.redact`, which
-the config reads before the chat's first prompt and so must not load the message models."""
+"""The toolbox whose results and titles are masked: kept apart from
+:mod:`butler_cli.tools.redact`, which the config reads before the chat's first prompt and so
+must not load the message models."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import replace
 
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.toolsets import Toolbox
-from butler_cli.tools.redact import mask_text
+from butler_cli.tools.redact import mask_text, redact
 
 
 class MaskingToolbox(Toolbox):
@@ -20,3 +21,12 @@ class MaskingToolbox(Toolbox):
         if masked == result.content:
             return result
         return replace(result, content=masked)
+
+    def title(self, call: ToolUseBlock) -> str:
+        """The title made from the arguments as a person is shown them — credential-named
+        values (``password``, ``api_token``…, at any depth) already ``****``, so no title,
+        however it is cut, shows a part of one — then every known secret masked. It is kept in
+        the park, so `pending`, `show`, the inbox and the on_park event all show it masked."""
+        gate = self.gate_for(call.name)
+        assert gate is not None
+        return mask_text(gate.describe(call.name, redact(dict(call.input))))

@@ -1,5 +1,7 @@
 """Model-chosen text made safe to show: nothing it holds can move the cursor, erase a line,
-set the window title, re-order or hide what a person reads.
+set the window title, re-order or hide what a person reads — and no secret the butler knows
+shows: :func:`visible` is the one step every shown line passes, masked (``app.masking``)
+then neutralised.
 
 Every such character is replaced by a visible stand-in, the same one on every surface:
 
@@ -17,6 +19,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import Any
+
+from butler_cli.app.masking import masked
 
 _JSON_SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: Printable to Python, yet drawn as nothing.
@@ -41,10 +45,12 @@ def _one_line(text: str) -> str:
 
 
 def visible(text: str, *, lines: bool = False) -> str:
-    """``text`` with every control and invisible character shown as its stand-in.
+    """``text`` with every known secret ``****`` and every control and invisible character
+    shown as its stand-in.
 
     With ``lines`` (answers, memory, pretty JSON), line breaks and tabs stay as they are (a
     ``\\r\\n`` counts as a line break); otherwise they are shown too (``\\n``, ``\\t``)."""
+    text = masked(text)
     if not lines:
         return _one_line(text)
     if "\r\n" in text:

@@ -1,0 +1,97 @@
+"""The one masking step: every known secret becomes ``****`` before a line is kept, sent or
+shown — a model's words and the arguments it asks for, a hook's event and its failure, a
+schedule's records, the server's log, every error line and notice.
+
+The masking itself is :func:`butler_cli.tools.redact.mask_text` (the known secret values and
+the forms they are written in); this is where the surfaces reach it (``ui.text.visible``, the
+neutraliser every shown line passes, masks through :func:`masked` first), and where what a
+model sends comes in masked (:class:`MaskingProvider`). What a tool brings back and the title
+of a governed call are masked where the toolbox makes them (``tools.masking``); a hook's event
+where it is sent (``hooks.fire``). Cheap to import: the chat's first prompt goes through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from butler_cli.tools.redact import known_secrets, mask_any, mask_text
+
+if TYPE_CHECKING:
+    from butler_cli.core.provider import ModelRequest, ModelResponse, Provider
+
+
+def masked(text: str) -> str:
+    """``text`` with every secret the butler knows replaced by ``****``."""
+    return mask_text(text)
+
+
+def masked_value(value: Any) -> Any:
+    """A JSON-like value with :func:`masked` applied to every string in it (keys too)."""
+    return mask_any(value)
+
+
+def hold_back(text: str) -> int:
+    """How many characters at the end of ``text`` could be the start of a known secret: the
+    longest end of it that one of them begins with (0, almost always)."""
+    held = 0
+    for secret in known_secrets():
+        for size in range(min(len(secret) - 1, len(text)), held, -1):
+            if text.endswith(secret[:size]):
+                held = size
+                break
+    return held
+
+
+class StreamMasker:
+    """Streamed text passed on masked: the tail that could still be part of a secret is held
+    back until the next piece shows what it is, or the stream ends (:meth:`flush`). A key
+    split across two pieces is masked whole."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self.emit = emit
+        self.raw = ""
+        self.sent = 0
+
+    def __call__(self, delta: str) -> None:
+        self.raw += delta
+        shown = masked(self.raw)
+        upto = len(shown) - hold_back(shown)  # the secrets known now: a key is read late
+        if upto > self.sent:
+            self.emit(shown[self.sent : upto])
+            self.sent = upto
+
+    def flush(self) -> None:
+        shown = masked(self.raw)
+        if len(shown) > self.sent:
+            self.emit(shown[self.sent :])
+        self.sent = len(shown)
+
+
+class MaskingProvider:
+    """A model whose answers come in masked: its text (streamed pieces too), every tool call's
+    arguments and every complaint about them. A key a model server echoes back is ``****``
+    before the loop, the screen, a park, the conversation store or memory sees it — and a call
+    that would write it writes ``****``."""
+
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        from dataclasses import replace  # here: the chat's first prompt imports this module
+
+        stream = StreamMasker(request.on_text) if request.on_text is not None else None
+        if stream is not None:
+            request = replace(request, on_text=stream)
+        response = self.inner.complete(request)
+        if stream is not None:
+            stream.flush()
+        if not known_secrets():
+            return response
+        calls = tuple(replace(c, input=masked_value(dict(c.input))) for c in response.tool_calls)
+        return replace(
+            response,
+            text=masked(response.text),
+            tool_calls=calls,
+            malformed={i: masked(why) for i, why in response.malformed.items()},
+        )
