@@ -134,7 +134,7 @@ def test_at_path_attaches_the_file_delimited_and_capped(fake, butler_home, workd
     assert leave(child) == 0
 
 
-@pytest.mark.parametrize("where", ["home", "outside", "missing", "control"])
+@pytest.mark.parametrize("where", ["home", "outside", "folder"])
 def test_at_path_is_judged_like_read_file_and_nothing_is_sent(
     fake, butler_home, workdir, tmp_path, where
 ) -> None:
@@ -146,16 +146,66 @@ def test_at_path_is_judged_like_read_file_and_nothing_is_sent(
     target = {
         "home": str(butler_home / "config.toml"),
         "outside": str(outside / "secret.txt"),
-        "missing": "nope.txt",
-        "control": "a\x1b[2Jb.txt",
+        "folder": str(workdir),
     }[where]
     child = openai_chat(fake, butler_home, workdir)
     child.sendline(f"read @{target}")
     child.expect("not attached")
     child.expect("nothing was sent")
     child.expect("you ›")
-    assert "\x1b[2J" not in child.before
     assert fake.requests == []
+    assert leave(child) == 0
+
+
+def test_an_at_word_that_names_no_file_is_sent_as_written(fake, butler_home, workdir) -> None:
+    """`ping @ana` was refused whole ("nothing was sent"); `what is in @todo.md?` too, for its
+    question mark. A word attaches only when it names a file; `\\@word` never does."""
+    (workdir / "todo.md").write_text("- call the plumber\n")
+    fake.replies = [Reply(events=openai_stream(f"answer {n}")) for n in range(1, 5)]
+    child = openai_chat(fake, butler_home, workdir)
+    child.sendline("ping @ana please")
+    child.expect("@ana is no file here; sent as written")
+    child.expect("answer 1")
+    child.expect("you ›")
+    assert json.loads(sent_user_text(fake, 0)) == "ping @ana please"
+    child.sendline("what is in @todo.md?")
+    child.expect("attached @todo.md")
+    child.expect("answer 2")
+    child.expect("you ›")
+    sent = json.loads(sent_user_text(fake, 1))
+    assert sent.startswith("what is in @todo.md?") and "call the plumber" in sent
+    child.sendline("rename \\@todo.md to done.md")
+    child.expect("answer 3")
+    child.expect("you ›")
+    assert json.loads(sent_user_text(fake, 2)) == "rename @todo.md to done.md"
+    child.sendline("see @a\u202eb.txt")  # no such file: the words go, shown neutralised
+    child.expect(r"@a<U\+202E>b\.txt is no file here")
+    child.expect("answer 4")
+    child.expect("you ›")
+    assert "\u202e" not in child.before
+    assert leave(child) == 0
+
+
+def test_a_turn_that_parks_counts_every_model_call(fake, butler_home, workdir) -> None:
+    """The parked round's call was missing from the turn's line and from /cost (22/14 shown
+    where 33/21 were spent, "1 model call(s)" for 2)."""
+    from fake_llm import split
+
+    call_args = split({"path": "a.txt", "content": "hi"})
+    fake.replies = [
+        Reply(events=openai_stream("", [("w1", "write_file", call_args)], usage=(11, 7, 0))),
+        Reply(events=openai_stream("Wrote it.", usage=(22, 14, 0))),
+    ]
+    child = openai_chat(fake, butler_home, workdir, model="openai:gpt-unknown")
+    child.sendline("write a.txt")
+    child.expect(r"Approve\? \[")
+    child.sendline("y")
+    child.expect("Wrote it.")
+    child.expect(r"2 model call\(s\) · 33 tokens in \(0 cached\) · 21 out")
+    child.expect("you ›")
+    child.sendline("/cost")
+    child.expect(r"openai:gpt-unknown: 33 tokens in \(0 cached\) · 21 out")
+    child.expect("you ›")
     assert leave(child) == 0
 
 

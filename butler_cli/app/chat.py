@@ -108,5 +108,8 @@ class Conversation:
                     scope="exact" if grant.exact is not None else grant.scope_keys(),
                     args=load_park(report.park_id).approved_arguments(),
                 )
-            report = self.resume(report.park_id, answer.approved, answer.note, observer)
+            resumed = self.resume(report.park_id, answer.approved, answer.note, observer)
+            # The parked round's model call was spent too: the turn's usage counts every call.
+            resumed.usage = [*report.usage, *resumed.usage]
+            report = resumed
         return report

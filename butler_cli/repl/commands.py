@@ -35,7 +35,8 @@ def _help(repl: ChatRepl, arg: str) -> None:
         repl.console.print(f"  {cmd.usage:<14} {cmd.help}")
     repl.console.print("  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
     repl.console.print(
-        "  @path in a line attaches that file's content (as read_file would read it)"
+        "  @path in a line attaches that file's content (as read_file would read it) when the "
+        "file exists; any other @word is sent as written; \\@word never attaches"
     )
 
 
