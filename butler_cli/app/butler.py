@@ -194,11 +194,14 @@ class Butler:
         provider = resolve_model(model, opts.base_url, settings.providers, opts.model_options)
         policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
         policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
+        from butler_cli.app.approvals import kept_for
+
         config = LoopConfig(
             system=opts.system or "",
             max_rounds=max_rounds,
             allow_runs=opts.yes_safe,
             grants=grants,
+            kept=kept_for(home, cwd or Path.cwd()),
         )
         return cls(
             home,

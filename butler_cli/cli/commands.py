@@ -123,6 +123,11 @@ COMMANDS: dict[str, Entry] = {
         "API keys kept in the system keyring, or where there is none in a 0600 file outside "
         "the butler's home.",
     ),
+    "grants": Entry(
+        _CLI + "grants",
+        "app",
+        'Approvals you kept ("always allow this here"): list them, take one back.',
+    ),
 }
 
 

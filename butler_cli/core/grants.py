@@ -75,3 +75,33 @@ class GrantBook:
 
     def all(self) -> list[Grant]:
         return list(self._grants)
+
+
+@dataclass(frozen=True)
+class KeptApproval:
+    """An approval a person chose to keep ("always allow this here"): one grant, scoped to
+    the folder the task ran in, numbered as in the approvals file (``butler grants``)."""
+
+    number: int
+    grant: Grant
+    folder: str
+    granted_at: str = ""
+
+
+class KeptApprovals:
+    """The kept approvals that apply to tasks in one folder (the task's resolved folder must be
+    the one the approval was kept in: never a parent's or a child's)."""
+
+    def __init__(self, kept: list[KeptApproval], folder: str) -> None:
+        self._here = [k for k in kept if k.folder == folder]
+
+    def covering(
+        self, tool: str, raw: Mapping[str, Any], judged: Mapping[str, Any]
+    ) -> KeptApproval | None:
+        for kept in self._here:
+            if kept.grant.covers(tool, raw, judged):
+                return kept
+        return None
+
+    def __bool__(self) -> bool:
+        return bool(self._here)

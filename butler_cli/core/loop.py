@@ -15,12 +15,12 @@ from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUs
 from butler_cli.core.outcomes import Journal, results_message
 from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
 from butler_cli.core.rounds import NO_JOURNAL, fresh_judge, resumed_judge, run_round
-from butler_cli.core.toolsets import Toolbox
+from butler_cli.core.toolsets import GovernedToolset, Toolbox
 from butler_cli.core.verdicts import Verdict, allow, approve
 from butler_cli.core.vet import clean_text, vet_calls
 
 if TYPE_CHECKING:  # the park's pydantic models load only when a round parks or resumes
-    from butler_cli.core.grants import GrantBook
+    from butler_cli.core.grants import GrantBook, KeptApprovals
     from butler_cli.core.park import Approval, Decision, ParkState, RunContext
 
 UNATTENDED_REASON = (
@@ -38,6 +38,8 @@ class LoopConfig:
     allow_runs: bool = True
     #: A chat session's grants; None everywhere else (run, resume in another process).
     grants: GrantBook | None = None
+    #: The approvals a person kept for the task's folder (every surface), or None.
+    kept: KeptApprovals | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,18 +168,30 @@ def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> V
     if gate is None:
         raise ValueError(f"'{call.name}' is not a governed tool")
     verdict = gate.classify(call.name, dict(call.input))
+    if verdict.decision == "approve" and (config.grants is not None or config.kept):
+        verdict = _granted(gate, call, verdict, config) or verdict
     if verdict.decision == "allow" and not config.allow_runs:
         return approve(UNATTENDED_REASON.format(name=call.name))
-    if verdict.decision == "approve" and config.grants is not None:
-        try:  # a grant is judged on the resolved paths, like the rules (never the raw text)
-            hit = config.grants.covering(call.name, call.input, gate.judged(call.name, call.input))
-        except (ValueError, OSError):
-            hit = None
-        if hit is not None:  # never over a refuse: only an approve is ever granted
-            number, grant = hit
-            # The grant's number, never its arguments: this reason goes to the audit log.
-            return allow(f"session grant {number} (policy: {verdict.reason})")
     return verdict
+
+
+def _granted(
+    gate: GovernedToolset, call: ToolUseBlock, verdict: Verdict, config: LoopConfig
+) -> Verdict | None:
+    """An allow when a session grant, else a kept approval, covers this approve; only an
+    approve is ever granted, never a refuse. The reason names the grant's number, never its
+    arguments: it goes to the audit log. An unattended run still needs --yes-safe for it."""
+    try:  # a grant is judged on the resolved paths, like the rules (never the raw text)
+        judged = gate.judged(call.name, call.input)
+    except (ValueError, OSError):
+        return None
+    hit = config.grants.covering(call.name, call.input, judged) if config.grants else None
+    if hit is not None:
+        return allow(f"session grant {hit[0]} (policy: {verdict.reason})")
+    kept = config.kept.covering(call.name, call.input, judged) if config.kept else None
+    if kept is not None and not verdict.ask_always:
+        return allow(f"kept approval {kept.number} (policy: {verdict.reason})")
+    return None
 
 
 def run_loop(

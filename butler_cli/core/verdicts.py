@@ -18,11 +18,16 @@ class Verdict:
     #: For an approve: argument patterns a session grant may widen to ({"path": "glob:…"}),
     #: offered in the chat only when the policy marks the call as safe to widen.
     widen: tuple[tuple[str, str], ...] = ()
+    #: For an approve: ask every time — a person may not keep this approval (sending, spending,
+    #: deleting, or whatever the policy marks so). Session grants are not affected.
+    ask_always: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"decision": self.decision, "reason": self.reason}
         if self.widen:
             out["widen"] = dict(self.widen)
+        if self.ask_always:
+            out["ask_always"] = True
         return out
 
     @classmethod
@@ -34,7 +39,10 @@ class Verdict:
             widen = data.get("widen", {})
             if decision in _STRICTNESS and isinstance(reason, str) and isinstance(widen, dict):
                 return cls(
-                    decision, reason, tuple(sorted((str(k), str(v)) for k, v in widen.items()))
+                    decision,
+                    reason,
+                    tuple(sorted((str(k), str(v)) for k, v in widen.items())),
+                    data.get("ask_always") is True,
                 )
         return cls("refuse", "malformed verdict on record — failing closed")
 
@@ -48,9 +56,12 @@ def allow(reason: str = "") -> Verdict:
     return Verdict("allow", reason)
 
 
-def approve(reason: str, widen: dict[str, str] | None = None) -> Verdict:
-    """Park the round and ask a person first. ``widen``: see :attr:`Verdict.widen`."""
-    return Verdict("approve", reason, tuple(sorted((widen or {}).items())))
+def approve(
+    reason: str, widen: dict[str, str] | None = None, *, ask_always: bool = False
+) -> Verdict:
+    """Park the round and ask a person first. ``widen``: see :attr:`Verdict.widen`;
+    ``ask_always``: no approval of this call may be kept (:attr:`Verdict.ask_always`)."""
+    return Verdict("approve", reason, tuple(sorted((widen or {}).items())), ask_always)
 
 
 def refuse(reason: str) -> Verdict:

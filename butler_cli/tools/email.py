@@ -19,7 +19,7 @@ _SCHEMA = {
     },
     "required": ["to", "subject", "body"],
 }
-_DEFAULT = approve("sends an e-mail in your name — asking you first")
+_DEFAULT = approve("sends an e-mail in your name — asking you first", ask_always=True)
 
 
 def _recipients(args: dict[str, Any]) -> list[str]:

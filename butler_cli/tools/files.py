@@ -48,6 +48,8 @@ _MOVE = {
 #: Which arguments of each governed file tool are paths (every one is checked).
 _PATH_KEYS = {"write_file": ("path",), "delete_file": ("path",), "move_path": ("src", "dst")}
 _DEFAULT = approve("changes files on your machine — asking you first")
+#: Deleting is never kept as a lasting approval: asked every time.
+_DELETE = approve("deletes a file on your machine — asking you first", ask_always=True)
 
 
 class FileTools:
@@ -170,7 +172,7 @@ class FileTools:
                 ToolSpec(
                     "write_file", "Create or overwrite a text file.", _WRITE, _DEFAULT, ("path",)
                 ),
-                ToolSpec("delete_file", "Delete a file.", _PATH_ONLY, _DEFAULT, ("path",)),
+                ToolSpec("delete_file", "Delete a file.", _PATH_ONLY, _DELETE, ("path",)),
                 ToolSpec(
                     "move_path", "Move or rename a file or folder.", _MOVE, _DEFAULT, ("src", "dst")
                 ),

@@ -45,7 +45,7 @@ _SCHEMA = {
     },
     "required": ["method", "url"],
 }
-_DEFAULT = approve("talks to another machine — asking you first")
+_DEFAULT = approve("talks to another machine — asking you first", ask_always=True)
 
 Origin = tuple[str, str, int]
 

@@ -3,7 +3,9 @@
 ``safe`` → allow · ``dangerous`` → approve · ``cross_boundary`` (leaves this machine or this
 person: sending, posting, paying) → approve · ``forbidden`` → refuse. When several rules match,
 the strictest tier wins whatever their order (deny beats allow); a call no rule matches gets the
-tool's default verdict. A file with an error is refused whole, with its line.
+tool's default verdict. A file with an error is refused whole, with its line. An approval of
+a ``dangerous`` or ``cross_boundary`` call can never be kept ("always allow this here"): it is
+asked every time (a chat session grant still works).
 
 On a path argument the gate hands over the resolved absolute path, and a pattern is matched as
 a path (``~`` expanded, relative to the task folder, ``*`` within one folder, ``**`` across);
@@ -65,7 +67,8 @@ class Rule:
             return allow(why)
         if self.tier == "forbidden":
             return refuse(why)
-        return approve(why, self.widen or None)
+        # a person may not keep an approval of what a rule calls dangerous: asked every time
+        return approve(why, self.widen or None, ask_always=True)
 
 
 class TieredPolicy:

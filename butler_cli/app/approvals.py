@@ -1,0 +1,70 @@
+"""Kept approvals ("always allow this here"), as every surface reaches them.
+
+A person keeps an approval at a decision they were shown: the exact call (its arguments and
+the files they resolved to), or — only where the policy offered to widen it — the patterns
+shown with it; scoped to the task's folder (resolved). Never for a call the policy marks
+``ask_always`` (sending, deleting, spending: see docs/rules.md). Every task, whatever the
+surface, is classified with the approvals kept for its folder (``core/loop.py``
+``classify_call``); each use is audited as ``kept approval N``. An unattended run still needs
+``--yes-safe`` to act on one, as on any allow.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from butler_cli.core.errors import UsageError
+from butler_cli.core.notices import notice
+from butler_cli.store.approvals import FILE
+
+if TYPE_CHECKING:
+    from butler_cli.core.grants import Grant, KeptApproval, KeptApprovals
+
+
+def folder_key(cwd: Path | str) -> str:
+    """The folder a kept approval is scoped to: the task's folder, resolved."""
+    return os.path.realpath(cwd)
+
+
+def kept_for(home: Path, cwd: Path | str) -> KeptApprovals | None:
+    """The approvals kept for tasks in ``cwd``; None when there are none. A malformed file
+    keeps nothing (every call asks) and says so in one line; the file is left as it is.
+    With no file (most homes) nothing more is imported: a round stays as cheap as before."""
+    if not os.path.lexists(home / FILE):
+        return None
+    from butler_cli.core.grants import KeptApprovals
+    from butler_cli.store import approvals as store
+
+    try:
+        kept = store.load_kept(home)
+    except UsageError as exc:
+        notice(f"{exc.message}; no kept approval applies until it is fixed")
+        return None
+    book = KeptApprovals(kept, folder_key(cwd))
+    return book if book else None
+
+
+def list_kept(home: Path) -> list[KeptApproval]:
+    """Every kept approval, numbered as the file holds them (malformed: a usage error)."""
+    from butler_cli.store import approvals as store
+
+    return store.load_kept(home)
+
+
+def keep(home: Path, grant: Grant, cwd: Path | str, now: str) -> KeptApproval:
+    """Keep ``grant`` (bound to its files already, for an exact one) for ``cwd``."""
+    from butler_cli.core.grants import KeptApproval
+    from butler_cli.store import approvals as store
+
+    kept = KeptApproval(0, grant, folder_key(cwd), now)
+    number = store.keep(home, kept)
+    return KeptApproval(number, grant, kept.folder, now)
+
+
+def revoke(home: Path, number: int) -> KeptApproval:
+    """Take back kept approval ``number``; what it was."""
+    from butler_cli.store import approvals as store
+
+    return store.revoke(home, number)

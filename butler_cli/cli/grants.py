@@ -1,0 +1,63 @@
+"""`butler grants …`: the approvals a person kept ("always allow this here")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from butler_cli.cli.options import Json
+
+app = typer.Typer(
+    name="grants",
+    help='Approvals you kept ("always allow this here"): list them, take one back. Each lets '
+    "one tool run without asking, in one folder only; they live in approvals.toml in the "
+    "butler's home, a file you may also edit.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@app.command("list")
+def list_(json_out: Json = False) -> None:
+    """Every kept approval, numbered: the tool, the folder, and exactly what it covers."""
+    from butler_cli.app.approvals import list_kept
+    from butler_cli.app.home import home
+    from butler_cli.cli import render
+    from butler_cli.ui.text import visible
+
+    kept = list_kept(home())
+    if json_out:
+        render.print_json(
+            [
+                {
+                    "number": k.number,
+                    "tool": k.grant.tool,
+                    "folder": k.folder,
+                    "arguments": k.grant.exact,
+                    "patterns": dict(k.grant.patterns) or None,
+                    "granted_at": k.granted_at,
+                }
+                for k in kept
+            ]
+        )
+        return
+    if not kept:
+        print("No kept approvals.")
+        return
+    for k in kept:
+        print(visible(f"{k.number}. {k.grant.describe()}"))
+        print(visible(f"   in {k.folder}" + (f" · kept {k.granted_at}" if k.granted_at else "")))
+
+
+@app.command("revoke")
+def revoke(
+    number: Annotated[int, typer.Argument(help="The approval's number in `butler grants list`.")],
+) -> None:
+    """Take back one kept approval: the next such call asks again."""
+    from butler_cli.app.approvals import revoke as revoke_kept
+    from butler_cli.app.home import home
+    from butler_cli.ui.text import visible
+
+    gone = revoke_kept(home(), number)
+    print(visible(f"Revoked {number}: {gone.grant.describe()} in {gone.folder}"))

@@ -1,0 +1,229 @@
+"""Kept approvals ("always allow this here") through the installed butler: each covers one
+tool in one folder, exactly what the person saw (or the patterns they were shown), never a
+refusal, never a call the policy asks about every time, never another folder or another file
+behind the same text; every use is audited, and `butler grants` lists and revokes them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import call
+
+
+def canonical(args: dict[str, Any]) -> str:
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def keep_exact(home: Path, folder: Path, tool: str, args: dict[str, Any], files: dict[str, Any]):
+    """What the prompt writes when a person keeps an approval (the home is theirs)."""
+    home.mkdir(parents=True, exist_ok=True)
+    entry = (
+        "[[approval]]\n"
+        f"tool = {json.dumps(tool)}\n"
+        f"folder = {json.dumps(os.path.realpath(folder))}\n"
+        f"arguments = {json.dumps(canonical(args))}\n"
+        f"files = {json.dumps(canonical(files))}\n"
+        'granted_at = "2026-12-04T04:00:00+00:00"\n\n'
+    )
+    with (home / "approvals.toml").open("a") as f:
+        f.write(entry)
+
+
+def keep_patterns(home: Path, folder: Path, tool: str, patterns: dict[str, str]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in patterns.items())
+    with (home / "approvals.toml").open("a") as f:
+        f.write(
+            f"[[approval]]\ntool = {json.dumps(tool)}\n"
+            f"folder = {json.dumps(os.path.realpath(folder))}\npatterns = {{ {table} }}\n\n"
+        )
+
+
+def write(butler: Any, script: Any, cwd: Path, path: str, *extra: str) -> Any:
+    model = script(
+        {"tool_calls": [call("write_file", "w1", path=path, content="x")]}, {"text": "ok"}
+    )
+    return butler("run", "--model", model, "write it", "--json", *extra, cwd=cwd)
+
+
+def audit(home: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (home / "audit.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture
+def folder_a(tmp_path: Path) -> Path:
+    a = tmp_path / "a"
+    a.mkdir()
+    return a
+
+
+def test_a_kept_approval_runs_the_same_call_in_its_folder_and_is_audited(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path
+) -> None:
+    target = os.path.realpath(folder_a / "notes.txt")
+    keep_exact(
+        butler_home, folder_a, "write_file",
+        {"path": "notes.txt", "content": "x"}, {"path": target, "content": "x"},
+    )  # fmt: skip
+    r = write(butler, script, folder_a, "notes.txt", "--yes-safe")
+    assert r.returncode == 0, r.stderr
+    assert (folder_a / "notes.txt").read_text() == "x"
+    verdicts = [e for e in audit(butler_home) if e.get("event") == "verdict"]
+    assert verdicts and "kept approval 1" in verdicts[-1]["reason"]
+    # an unattended run still acts on an allow only with --yes-safe (X5)
+    (folder_a / "notes.txt").unlink()
+    r = write(butler, script, folder_a, "notes.txt")
+    assert r.returncode == 3 and not (folder_a / "notes.txt").exists()
+
+
+def test_it_never_covers_another_folder_a_parent_or_a_child(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path, tmp_path: Path
+) -> None:
+    target = os.path.realpath(folder_a / "notes.txt")
+    keep_exact(
+        butler_home, folder_a, "write_file",
+        {"path": "notes.txt", "content": "x"}, {"path": target, "content": "x"},
+    )  # fmt: skip
+    b, child = tmp_path / "b", folder_a / "sub"
+    b.mkdir()
+    child.mkdir()
+    for cwd, path in ((b, "notes.txt"), (child, "../notes.txt"), (tmp_path, "a/notes.txt")):
+        r = write(butler, script, cwd, path, "--yes-safe")
+        assert r.returncode in (0, 3), (cwd, r.stderr)  # parked (asked) or refused (outside)
+    assert not (folder_a / "notes.txt").exists() and not (b / "notes.txt").exists()
+    # patterns that match anywhere still cover only the folder they were kept in
+    keep_patterns(butler_home, folder_a, "write_file", {"path": "glob:/**"})
+    for cwd in (b, child, tmp_path):
+        r = write(butler, script, cwd, "other.txt", "--yes-safe")
+        assert r.returncode == 3 and not (cwd / "other.txt").exists(), (cwd, r.stderr)
+    assert not any("kept approval" in e.get("reason", "") for e in audit(butler_home))
+
+
+def test_the_same_text_naming_other_files_asks_again(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path, tmp_path: Path
+) -> None:
+    """Kept for `docs/notes.txt` while docs/ was a folder; docs/ is now a symlink to a folder
+    elsewhere (inside the allowed roots): the same text, other files — asked again."""
+    (folder_a / "docs").mkdir()
+    target = os.path.realpath(folder_a / "docs" / "notes.txt")
+    keep_exact(
+        butler_home, folder_a, "write_file",
+        {"path": "docs/notes.txt", "content": "x"}, {"path": target, "content": "x"},
+    )  # fmt: skip
+    (folder_a / "docs").rmdir()
+    elsewhere = folder_a / "elsewhere"
+    elsewhere.mkdir()
+    (folder_a / "docs").symlink_to(elsewhere)
+    r = write(butler, script, folder_a, "docs/notes.txt", "--yes-safe")
+    assert r.returncode == 3, r.stderr
+    assert not (elsewhere / "notes.txt").exists()
+
+
+def test_kept_patterns_cover_only_what_they_match_on_the_resolved_path(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path
+) -> None:
+    drafts = folder_a / "drafts"
+    drafts.mkdir()
+    keep_patterns(
+        butler_home, folder_a, "write_file", {"path": f"glob:{os.path.realpath(drafts)}/*.txt"}
+    )
+    assert write(butler, script, folder_a, "drafts/x.txt", "--yes-safe").returncode == 0
+    assert (drafts / "x.txt").exists()
+    for path in ("drafts/../secret.txt", "drafts/sub/../../secret.txt", "drafts/x.md"):
+        assert write(butler, script, folder_a, path, "--yes-safe").returncode == 3, path
+    assert not (folder_a / "secret.txt").exists() and not (drafts / "x.md").exists()
+
+
+def test_never_over_a_refusal_nor_a_call_asked_every_time(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path
+) -> None:
+    """A delete is asked every time (the tool's default says so), and the tiered policy's
+    `forbidden` stays a refusal whatever was kept."""
+    (folder_a / "old.txt").write_text("keep me")
+    keep_patterns(butler_home, folder_a, "delete_file", {"path": "glob:**"})
+    model = script({"tool_calls": [call("delete_file", "d1", path="old.txt")]}, {"text": "ok"})
+    r = butler("run", "--model", model, "tidy", "--json", "--yes-safe", cwd=folder_a)
+    assert r.returncode == 3 and (folder_a / "old.txt").exists()
+
+    rules = folder_a / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nname = "no"\ntool = "write_file"\ntier = "forbidden"\n'
+        'args = { path = "glob:**/locked.txt" }\n'
+        '[[rule]]\nname = "writes"\ntool = "write_file"\ntier = "dangerous"\n'
+    )
+    keep_patterns(butler_home, folder_a, "write_file", {"path": "glob:**"})
+    tiered = ("--policy", "tiered", "--policy-file", str(rules), "--yes-safe")
+    r = write(butler, script, folder_a, "locked.txt", *tiered)
+    assert r.returncode == 0 and not (folder_a / "locked.txt").exists()
+    assert "Refused (not run)" in r.stdout
+    r = write(butler, script, folder_a, "free.txt", *tiered)  # dangerous: asked every time
+    assert r.returncode == 3 and not (folder_a / "free.txt").exists()
+
+
+def test_grants_lists_and_revokes_and_the_next_call_asks_again(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path
+) -> None:
+    target = os.path.realpath(folder_a / "n.txt")
+    keep_exact(
+        butler_home, folder_a, "write_file",
+        {"path": "n.txt", "content": "x"}, {"path": target, "content": "x"},
+    )  # fmt: skip
+    listed = butler("grants", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [entry] = json.loads(listed.stdout)
+    assert entry["number"] == 1 and entry["tool"] == "write_file"
+    assert entry["folder"] == os.path.realpath(folder_a)
+    assert "n.txt" in butler("grants", "list").stdout
+    gone = butler("grants", "revoke", "1")
+    assert gone.returncode == 0 and "Revoked 1" in gone.stdout
+    assert json.loads(butler("grants", "list", "--json").stdout) == []
+    assert write(butler, script, folder_a, "n.txt", "--yes-safe").returncode == 3
+    missing = butler("grants", "revoke", "7")
+    assert missing.returncode == 2 and "no kept approval 7" in missing.stderr
+
+
+def test_a_malformed_file_keeps_nothing_says_so_and_is_left_as_it_is(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path
+) -> None:
+    butler_home.mkdir(parents=True, exist_ok=True)
+    bad = '[[approval]]\ntool = "write_file"\nfolder = "/"\npatterns = { path = "glob:**" \n'
+    (butler_home / "approvals.toml").write_text(bad)
+    listed = butler("grants", "list")
+    assert listed.returncode == 2 and "approvals.toml" in listed.stderr
+    assert "Traceback" not in listed.stderr
+    r = write(butler, script, folder_a, "n.txt", "--yes-safe")
+    assert r.returncode == 3  # fail closed: asked
+    assert "no kept approval applies" in r.stderr
+    assert (butler_home / "approvals.toml").read_text() == bad
+    # an exact approval without the files it resolved to is refused, not trusted by its text
+    (butler_home / "approvals.toml").write_text(
+        f'[[approval]]\ntool = "write_file"\nfolder = "{os.path.realpath(folder_a)}"\n'
+        'arguments = \'{"content":"x","path":"n.txt"}\'\n'
+    )
+    assert butler("grants", "list").returncode == 2
+    assert write(butler, script, folder_a, "n.txt", "--yes-safe").returncode == 3
+
+
+def test_no_tool_reaches_the_approvals_file(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path, allow_all: list[str]
+) -> None:
+    keep_patterns(butler_home, folder_a, "write_file", {"path": "glob:**"})
+    before = (butler_home / "approvals.toml").read_text()
+    target = str(butler_home / "approvals.toml")
+    model = script(
+        {
+            "tool_calls": [
+                call("read_file", "r1", path=target),
+                call("write_file", "w1", path=target, content="[[approval]]\n"),
+            ]
+        },
+        {"text": "ok"},
+    )
+    r = butler("run", "--model", model, "go", "--json", *allow_all, cwd=folder_a)
+    assert r.returncode == 0, r.stderr
+    assert (butler_home / "approvals.toml").read_text() == before
+    assert "glob:**" not in r.stdout
