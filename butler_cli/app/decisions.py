@@ -76,7 +76,7 @@ def check_ledger(state: ParkState, events: set[str]) -> None:
             f"park {state.id} was already decided (the decided-park ledger says so); this copy "
             "of its file was restored or altered, and it never runs twice. The file is left as "
             "it is",
-            code=DECIDED,
+            kind=DECIDED,
         )
 
 
@@ -87,14 +87,14 @@ def decision_for(state: ParkState, approved: bool | None, note: str | None) -> D
     if state.status == "resolved":
         recorded = "approved" if state.decision and state.decision.approved else "denied"
         raise ParkError(
-            f"{path} was already {recorded} and finished; it never runs twice", code=DECIDED
+            f"{path} was already {recorded} and finished; it never runs twice", kind=DECIDED
         )
     if state.status == "decided":
         recorded_decision = read_decision(state.decision)
         if approved is not None and approved != recorded_decision.approved:
             was = "approved" if recorded_decision.approved else "denied"
             raise ParkError(
-                f"{path} was already {was}; a different decision is refused", code=DECIDED
+                f"{path} was already {was}; a different decision is refused", kind=DECIDED
             )
         return recorded_decision  # recovery after a crash: no new decision needed
     if approved is None:

@@ -8,6 +8,7 @@ in exactly one place (``butler_cli.cli.errors``); nothing else prints them.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Literal
 
 
 class ExitCode(IntEnum):
@@ -65,19 +66,29 @@ class ModelError(ButlerError):
     exit_code = ExitCode.FAILED
 
 
+#: Why a park cannot be resumed, as far as the words for it go.
+ParkProblem = Literal["decided", "tampered", "unresumable"]
+#: Someone decided the park (or is deciding it now).
+DECIDED: ParkProblem = "decided"
+#: The file was edited, or signed with another key: nobody decided it.
+TAMPERED: ParkProblem = "tampered"
+#: Anything else (corrupt, unknown version, an unreadable ledger…).
+UNRESUMABLE: ParkProblem = "unresumable"
+
+
 class ParkError(ButlerError):
     """A park cannot be resumed: decided, tampered with, corrupt, locked or of unknown version.
-    ``code`` says which when it matters to the words: :data:`DECIDED` (decided or being decided
-    by someone else), :data:`TAMPERED` (failed its authenticity check), else ``park``."""
+    ``kind`` says which when it matters to the words (the inbox's "already decided" is for
+    :data:`DECIDED` only); ``code`` stays ``park`` for scripts."""
 
     code = "park"
     exit_code = ExitCode.UNRESUMABLE
 
-
-#: A ParkError's code: someone decided the park (or is deciding it now).
-DECIDED = "park_decided"
-#: A ParkError's code: the file was edited, or signed with another key; nobody decided it.
-TAMPERED = "park_tampered"
+    def __init__(
+        self, message: str, *, code: str | None = None, kind: ParkProblem = UNRESUMABLE
+    ) -> None:
+        super().__init__(message, code=code)
+        self.kind = kind
 
 
 class ParkNotFound(UsageError):

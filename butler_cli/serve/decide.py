@@ -125,9 +125,9 @@ class Decider:
 def _refusal(park_id: str, exc: ParkError) -> str:
     """Why the park was not decided here, in the words its error code calls for: "already
     decided" only when someone did decide it; a tampered or unreadable file ran nothing."""
-    if exc.code == DECIDED:
+    if exc.kind == DECIDED:
         return _already(park_id, exc.message)
-    if exc.code == TAMPERED:
+    if exc.kind == TAMPERED:
         return f"park {park_id}: tampered, nothing ran — {exc.message}; the file is left as it is"
     return f"park {park_id} cannot be decided, nothing ran — {exc.message}"
 

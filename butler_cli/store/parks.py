@@ -301,7 +301,7 @@ class ParkStore:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError as exc:
                 raise ParkError(
-                    f"park {park_id} is being resumed by another process right now", code=DECIDED
+                    f"park {park_id} is being resumed by another process right now", kind=DECIDED
                 ) from exc
             yield
             if not os.path.lexists(self.active_path(park_id)):
@@ -359,6 +359,6 @@ def _verified_body(data: bytes, key: bytes, path: Path) -> bytes:
     if not verify(key, body, mac):
         raise ParkError(
             f"park file {path} failed its authenticity check (edited, or made with another key)",
-            code=TAMPERED,
+            kind=TAMPERED,
         )
     return body
