@@ -281,3 +281,20 @@ def test_audit_log_records_verdicts_and_decisions(butler, script, butler_home) -
     assert lines[1]["note"] == "not today" and len(lines[0]["args_sha256"]) == 64
     assert lines[0]["args_sha256"] == lines[1]["args_sha256"]
     assert stat.S_IMODE((butler_home / "audit.jsonl").stat().st_mode) == 0o600
+
+
+def test_a_task_as_the_first_word_runs_as_butler_run(butler, script) -> None:
+    """`butler "TASK"` is `butler run "TASK"` when the first word is no command and no near miss
+    of one: a typo still gets "Did you mean", unquoted words are refused, not split into tasks."""
+    model = script({"text": "Plan written."})
+    for first in ("summarize my notes", "hello"):
+        r = butler(first, "--model", model, "--json")
+        assert r.returncode == 0, r.stderr
+        [report] = json_lines(r.stdout)
+        assert (report["task"], report["text"]) == (first, "Plan written.")
+    for typo, hint in (("lgo", "Did you mean 'log'?"), ("pendng", "Did you mean 'pending'?")):
+        r = butler(typo, "--model", model)
+        assert r.returncode == 2 and hint in r.stderr, r.stderr
+    r = butler("summarize", "my", "notes", "--model", model)
+    assert r.returncode == 2 and 'quote the task: butler "summarize my notes"' in r.stderr
+    assert json.loads(butler("log", "--json").stdout)[0]["title"] == "hello"  # nothing more ran

@@ -297,3 +297,36 @@ def test_a_turn_approved_inline_is_saved_once_and_carries_on(
     child.expect("Third turn: the whole conversation came back.")
     _leave(child)
     assert len(_show(butler, conv["id"])["messages"]) == 6
+
+
+def test_run_continue_carries_a_conversation_on_in_one_shot(butler, workdir, fake) -> None:
+    """`butler run -c "…"` (llm -c, claude -c -p): the provider receives the earlier turns, the
+    task joins that conversation; `--conversation ID` picks one from anywhere."""
+    from fake_llm import Reply, openai_stream
+
+    fake.replies = [Reply(events=openai_stream(f"answer {n}")) for n in range(1, 5)]
+    args = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
+    env = {"OPENAI_API_KEY": "sk-test-123456789"}
+    assert butler("run", *args, "my cat is Miso", env=env).returncode == 0
+    [first] = _log(butler)
+    r = butler("run", "-c", *args, "what is my cat called?", env=env)
+    assert r.returncode == 0, r.stderr
+    sent = [m["content"] for m in fake.requests[1]["body"]["messages"] if m["role"] != "system"]
+    assert sent[0] == "my cat is Miso" and sent[-1] == "what is my cat called?"
+    assert "answer 1" in json.dumps(sent)
+    [listed] = _log(butler)  # the same conversation, one turn longer
+    assert listed["id"] == first["id"] and listed["turns"] == 2
+    elsewhere = workdir / "elsewhere"
+    elsewhere.mkdir()
+    r = butler(
+        "run", "--conversation", first["id"][:5], *args, "and her age?", env=env, cwd=elsewhere
+    )
+    assert r.returncode == 0, r.stderr
+    assert len([m for m in fake.requests[2]["body"]["messages"] if m["role"] == "user"]) == 3
+    r = butler("run", "-c", *args, "fresh start", env=env, cwd=elsewhere)  # none in that folder
+    assert r.returncode == 0 and "starts a new one" in r.stderr
+    assert len(_log(butler)) == 2
+    r = butler("run", "--conversation", "c-nosuch", *args, "x", env=env)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    r = butler("run", "-c", *args, "one", "two", env=env)
+    assert r.returncode == 2 and "one task at a time" in r.stderr

@@ -33,6 +33,7 @@ from butler_cli.core.loop import (
     run_loop,
 )
 from butler_cli.core.messages import Message
+from butler_cli.core.notices import notice
 from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.memory.capture import capture_turn
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
@@ -376,17 +377,32 @@ def run_tasks(
     opts: RunOptions,
     observer_for: ObserverFactory | None = None,
     prompt_for: Callable[[str], str] | None = None,
+    continuing: tuple[bool, str | None] = (False, None),
 ) -> Iterator[TaskReport]:
     """Build once (a bad model or policy fails before any task), then run each task in order,
     each its own conversation; ``prompt_for`` turns a task into what the model is sent (the
-    task with its context)."""
+    task with its context). ``continuing`` (`run -c` / `--conversation ID`, one task): the
+    task is the next turn of that saved conversation (this folder's last one for ``(True,
+    None)``), its earlier turns sent with it."""
     with Butler.build(opts) as butler:
         for i, task in enumerate(tasks):
-            cid = convs.begin(butler, "run", task)
+            history: list[Message] = []
+            cid: str | None = None
+            if continuing[0]:
+                record = convs.find(butler.conversations, continuing[1], str(butler.cwd))
+                if record is None:
+                    notice("no earlier conversation in this folder; this task starts a new one")
+                else:
+                    history = [Message.from_dict(m) for m in record.messages]
+                    cid = record.summary.id
+            if cid is None:
+                cid = convs.begin(butler, "run", task)
             observer = observer_for(i, task, cid) if observer_for is not None else None
             prompt = prompt_for(task) if prompt_for is not None else None
-            report = butler.run_task(task, observer, prompt=prompt, conversation=cid)
-            convs.record_turn(butler, cid, report, 0)
+            report = butler.run_task(
+                task, observer, history=history, prompt=prompt, conversation=cid
+            )
+            convs.record_turn(butler, cid, report, len(history))
             yield report
 
 

@@ -175,6 +175,9 @@ class LazyGroup(TyperGroup):
             name = args[0]
             if name in COMMANDS or name.startswith("-"):
                 raise  # not an unknown command but an option's error
+            if is_task(name):  # `butler "summarize notes.md"` is `butler run "summarize …"`
+                ctx.meta[IMPLICIT_RUN] = True
+                return "run", self.get_command(ctx, "run"), args
             raise _no_such_command(name, ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -195,6 +198,19 @@ class LazyGroup(TyperGroup):
         ]
         results.extend(click.Command.shell_complete(self, ctx, incomplete))
         return results
+
+
+#: Set in the context when `butler "TASK"` stands for `butler run "TASK"`.
+IMPLICIT_RUN = "butler.implicit_run"
+
+
+def is_task(word: str) -> bool:
+    """Whether ``word``, the first argument and no command, is a task for `run`: when it holds
+    a space (a quoted sentence is never a typo), or when it is no near miss of a command name
+    (``lgo`` and ``pendng`` still get "Did you mean"), by the measure click's suggestion uses."""
+    if not word.strip():
+        return False
+    return " " in word.strip() or not get_close_matches(word, list(COMMANDS))
 
 
 def _short(name: str, limit: int) -> str:

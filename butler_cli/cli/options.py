@@ -11,7 +11,7 @@ Model = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="Model as PROVIDER:TARGET, e.g. scripted:examples/tidy-notes.json. "
+        help="Model as PROVIDER:TARGET or an [aliases] name, e.g. scripted:examples/plan.json. "
         "Default: $BUTLER_MODEL.",
         show_default=False,
     ),

@@ -60,12 +60,31 @@ def run(
     option: ModelOption = None,
     json_out: Json = False,
     output: Output = None,
+    continue_last: Annotated[
+        bool,
+        typer.Option(
+            "--continue",
+            "-c",
+            help="Carry on the last conversation of this folder (a chat's or a run's) with the "
+            "task: the model sees its earlier turns, and the task joins it.",
+        ),
+    ] = False,
+    conversation: Annotated[
+        str | None,
+        typer.Option(
+            "--conversation",
+            metavar="ID",
+            help="Carry on the conversation ID (see `butler log`) with the task.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
     prints its id and `butler resume ID`, and the batch goes on with the next task.
 
     Piped standard input (`cat notes.md | butler run "summarize"`) and every --file are given
-    to each task as context, each cut at 64 KiB with a note saying so."""
+    to each task as context, each cut at 64 KiB with a note saying so. `butler "TASK"` is
+    `butler run "TASK"` when TASK is no command (nor a near miss of one)."""
     from butler_cli.app.butler import run_tasks
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
@@ -80,6 +99,7 @@ def run(
     all_tasks = _gather_tasks(list(tasks or []), tasks_file)
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
+    _check_shape(all_tasks, continue_last or conversation is not None)
     attachments = _attachments(files or [], tasks_file == "-" or "-" in (tasks or []))
     for item in attachments:
         if item.cut:
@@ -96,10 +116,32 @@ def run(
         return compose(task, attachments, token)
 
     reports = []
-    for rep in run_tasks(all_tasks, opts, printer.observer_for, prompt if attachments else None):
+    continuing = (continue_last or conversation is not None, conversation)
+    found = run_tasks(
+        all_tasks, opts, printer.observer_for, prompt if attachments else None, continuing
+    )
+    for rep in found:
         printer.report(rep)
         reports.append(rep)
     raise typer.Exit(int(exit_code_for(reports)))
+
+
+def _check_shape(tasks: list[str], continuing: bool) -> None:
+    """One task where one is meant: `butler summarize my notes` (words unquoted) would have
+    been three tasks, and a continued conversation takes one turn at a time."""
+    import click
+
+    from butler_cli.cli.commands import IMPLICIT_RUN
+    from butler_cli.core.errors import UsageError
+
+    if len(tasks) < 2:
+        return
+    if click.get_current_context().find_root().meta.get(IMPLICIT_RUN):
+        raise UsageError(
+            f'quote the task: butler "{" ".join(tasks)}" (or `butler run A B` for several tasks)'
+        )
+    if continuing:
+        raise UsageError("a conversation is carried on one task at a time: give one task")
 
 
 def _attachments(files: list[str], stdin_is_tasks: bool) -> list[Attachment]:
