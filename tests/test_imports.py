@@ -72,8 +72,6 @@ DEBT = {
         "cli/parks.py",
         "cli/resume.py",
         "cli/run.py",
-        "cli/schedule.py",
-        "cli/serve.py",
     },  # fmt: skip
     ("cli", "tools"): {"cli/mcp.py", "cli/views.py"},
     ("repl", "memory"): {"repl/session.py"},

@@ -23,8 +23,8 @@ JobId = Annotated[str, typer.Argument(metavar="ID", help="Schedule id or a uniqu
 
 
 def _store() -> ScheduleStore:
+    from butler_cli.app.home import home as butler_home
     from butler_cli.schedule.store import ScheduleStore
-    from butler_cli.store.files import butler_home
 
     return ScheduleStore(butler_home())
 
