@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from butler_cli.serve import data, pages
 from butler_cli.serve.decide import Decider
-from butler_cli.serve.static import INBOX_CSS, INBOX_JS
+from butler_cli.serve.static import FAVICON_SVG, INBOX_CSS, INBOX_JS
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -185,5 +185,6 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         Route("/park/{park_id}/decide", decide, methods=["POST"]),
         Route("/static/inbox.js", static(INBOX_JS, "text/javascript")),
         Route("/static/inbox.css", static(INBOX_CSS, "text/css")),
+        Route("/static/favicon.svg", static(FAVICON_SVG, "image/svg+xml")),
     ]
     return Starlette(routes=routes, middleware=[Middleware(Guard, settings=settings)])

@@ -27,6 +27,33 @@ def v(text: str | None) -> str:
     return h(visible(text or ""))
 
 
+def lines(text: str | None) -> str:
+    """Like :func:`v` for an answer or an error: its line breaks kept as lines (CSS
+    ``pre-wrap``), never shown as ``\\n``."""
+    return h(visible(text or "", lines=True))
+
+
+def when(iso: str | None) -> str:
+    """A stored ISO time as a person reads it (``4 Dec 2026, 04:07 UTC``), the exact value
+    kept in ``datetime`` and shown on hover."""
+    if not iso:
+        return ""
+    from datetime import UTC, datetime
+
+    try:
+        at = datetime.fromisoformat(iso).astimezone(UTC)
+    except ValueError:
+        return h(iso)
+    shown = f"{at.day} {at:%b %Y, %H:%M} UTC"
+    return f"<time datetime='{h(iso)}' title='{h(iso)}'>{h(shown)}</time>"
+
+
+def cell(label: str, content: str, cls: str = "") -> str:
+    """A table cell labelled for the phone layout (each row becomes a card of lines)."""
+    extra = f" class='{cls}'" if cls else ""
+    return f"<td data-label='{h(label)}'{extra}>{content}</td>"
+
+
 @dataclass(frozen=True)
 class Keys:
     """What a page carries to go on talking to its own origin, and only to it: the token (in
@@ -48,6 +75,7 @@ def layout(title: str, keys: Keys, body: str) -> str:
         f"<meta name='csrf-token' content='{h(keys.csrf)}'>"
         f"<meta name='butler-token' content='{h(keys.token)}'>"
         f"<title>{h(title)}</title><link rel='stylesheet' href='{keys.link('/static/inbox.css')}'>"
+        f"<link rel='icon' type='image/svg+xml' href='{keys.link('/static/favicon.svg')}'>"
         f"<script src='{keys.link('/static/inbox.js')}' defer></script></head><body>"
         f"{body}</body></html>"
     )
@@ -62,7 +90,8 @@ def park_card(w: Waiting, keys: Keys) -> str:
         f"<p class='meta'>task: <span class='task'>{h(w.task)}</span>\n"
         f"tool: <span class='tool'>{h(w.tool)}</span>\n"
         f"why: <span class='reason'>{h(w.reason)}</span>\n"
-        f"park <a href='{keys.link(f'/park/{w.id}')}'>{h(w.id)}</a> · parked {h(w.created_at)}</p>"
+        f"park <a href='{keys.link(f'/park/{w.id}')}'>{h(w.id)}</a>"
+        f" · parked {when(w.created_at)}</p>"
         f"<pre class='arguments'>{h(w.arguments)}</pre>"
         f"<form class='decide' method='post' action='/park/{h(w.id)}/decide'>"
         "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"
@@ -91,13 +120,13 @@ def outcomes_part(runs: Sequence[Run], running: Sequence[str], keys: Keys) -> st
     for r in runs:
         link = keys.link(f"/park/{r.park_id}")
         park = f" · park <a href='{link}'>{h(r.park_id)}</a>" if r.park_id else ""
-        answer = f"<div class='answer'>{v(r.text)}</div>" if r.text else ""
-        error = f"<div class='error'>{v(r.error)}</div>" if r.error else ""
+        answer = f"<div class='answer'>{lines(r.text)}</div>" if r.text else ""
+        error = f"<div class='error'>{lines(r.error)}</div>" if r.error else ""
         hook = f"<div class='hook'>on-park hook: {v(r.hook)}</div>" if r.hook else ""
         rows.append(
             f"<li class='outcome {h(r.status)}' data-run='{r.id}'>"
             f"<span class='status'>{h(r.status)}</span> {v(r.task)}"
-            f"<small> — {h(r.source)} · {h(r.finished_at or r.started_at)}{park}</small>"
+            f"<small> — {h(r.source)} · {when(r.finished_at or r.started_at)}{park}</small>"
             f"{answer}{error}{hook}</li>"
         )
     if not rows:
@@ -110,13 +139,14 @@ def schedules_part(jobs: Sequence[tuple[Job, Run | None]]) -> str:
         return "<p class='empty'>No schedules (butler schedule add WHEN TASK).</p>"
     rows = []
     for job, last in jobs:
-        nxt = "paused" if job.paused else h(job.next_due)
+        nxt = "paused" if job.paused else when(job.next_due)
         outcome = h(last.status) if last else "never run"
         rows.append(
-            f"<tr data-job='{h(job.id)}'><td>{h(job.id)}</td><td>{v(job.cron)}</td>"
-            f"<td>{v(job.task)}</td><td class='next'>{nxt}</td><td>{outcome}</td></tr>"
+            f"<tr data-job='{h(job.id)}'>{cell('id', h(job.id))}{cell('when', v(job.cron))}"
+            f"{cell('task', v(job.task))}{cell('next run', nxt, 'next')}"
+            f"{cell('last', outcome)}</tr>"
         )
-    head = "<tr><th>id</th><th>when</th><th>task</th><th>next run (UTC)</th><th>last</th></tr>"
+    head = "<tr><th>id</th><th>when</th><th>task</th><th>next run</th><th>last</th></tr>"
     return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -144,7 +174,7 @@ def park_page(
         ("task", v(state.context.task)),
         ("tool", v(state.approval.tool)),
         ("why", v(state.approval.reason)),
-        ("created", h(state.created_at)),
+        ("created", when(state.created_at)),
         ("model", v(state.context.model)),
         ("policy", v(state.context.policy)),
         ("folder", v(state.context.cwd)),
@@ -155,14 +185,14 @@ def park_page(
     if state.decision is not None:
         word = "approved" if state.decision.approved else "denied"
         note = f" — {v(state.decision.note)}" if state.decision.note else ""
-        rows.append(("decision", f"{word} at {h(state.decided_at)}{note}"))
+        rows.append(("decision", f"{word} at {when(state.decided_at)}{note}"))
     calls = []
     for row in call_rows(state, 400):
         calls.append(f"<li>[{h(row.verdict)}] {v(row.title)}{v(row.outcome)}</li>")
     audit = [
-        f"<tr><td>{h(e.get('ts'))}</td><td>{h(e.get('event'))}</td><td>{v(e.get('tool'))}</td>"
-        f"<td>{v(str(_outcome(e)))}</td><td>{v(e.get('note') or e.get('reason') or '')}</td>"
-        f"</tr>"
+        f"<tr>{cell('when', when(e.get('ts')))}{cell('event', h(e.get('event')))}"
+        f"{cell('tool', v(e.get('tool')))}{cell('outcome', v(str(_outcome(e))))}"
+        f"{cell('note / reason', v(e.get('note') or e.get('reason') or ''))}</tr>"
         for e in trail
     ]
     dl = "".join(f"<dt>{k}</dt><dd>{val}</dd>" for k, val in rows)

@@ -16,12 +16,15 @@ const csrf = document.querySelector("meta[name=csrf-token]").content;
 const auth = "Bearer " + document.querySelector("meta[name=butler-token]").content;
 let version = "";
 
+// The flash stays at the top of the viewport (sticky): a result lands where the person is
+// looking, however far down the card was. The three newest lines are kept.
 function setFlash(text, ok) {
   const flash = document.getElementById("flash");
   const p = document.createElement("p");
   p.className = ok ? "ok" : "refused";
   p.textContent = text;
   flash.prepend(p);
+  while (flash.children.length > 3) flash.lastElementChild.remove();
 }
 
 function merge(list, html) {
@@ -59,7 +62,18 @@ document.addEventListener("submit", async (event) => {
   if (!form.classList.contains("decide")) return;
   event.preventDefault();
   const body = new FormData(form, event.submitter);
+  const card = form.closest(".park");
+  const pressed = event.submitter;
+  const label = pressed ? pressed.textContent : "";
+  // Feedback at once: the task may run for seconds before the answer comes.
+  if (pressed) pressed.textContent = pressed.value === "approve" ? "Approving…" : "Denying…";
+  if (card) card.setAttribute("aria-busy", "true");
   for (const b of form.querySelectorAll("button")) b.disabled = true;
+  const restore = () => {
+    if (pressed) pressed.textContent = label;
+    if (card) card.removeAttribute("aria-busy");
+    for (const b of form.querySelectorAll("button")) b.disabled = false;
+  };
   try {
     const res = await fetch(form.action, {
       method: "POST", body, credentials: "omit",
@@ -67,10 +81,10 @@ document.addEventListener("submit", async (event) => {
     });
     const data = await res.json();
     setFlash(data.message, data.ok);
-    if (!data.ok) for (const b of form.querySelectorAll("button")) b.disabled = false;
+    if (!data.ok) restore();
   } catch (e) {
     setFlash("the butler did not answer: " + e, false);
-    for (const b of form.querySelectorAll("button")) b.disabled = false;
+    restore();
   }
   refresh();
 });
@@ -79,32 +93,66 @@ setInterval(refresh, 1000);
 """
 
 INBOX_CSS = """
+:root { color-scheme: light dark; --fg: #1d1d1f; --muted: #555; --bg: #fafaf7; --card: #fff;
+  --line: #d8d4c8; --soft: #f3f1ea; --rule: #e5e2d8; --ok: #2f7d32; --ok-bg: #e5f3e5;
+  --bad: #a32020; --bad-bg: #f8e1e1; --wait: #c98a1b; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e8e6e1; --muted: #aaa59a; --bg: #171715; --card: #22211e; --line: #3a3832;
+    --soft: #2b2a26; --rule: #34322d; --ok: #5dbb63; --ok-bg: #1f3321; --bad: #ef7b7b;
+    --bad-bg: #3d2020; --wait: #e0a640; }
+}
+* { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 60rem; padding: 1rem;
-  color: #1d1d1f; background: #fafaf7; }
+  color: var(--fg); background: var(--bg); }
+a { color: inherit; }
 h1 { font-size: 1.4rem; margin: 0 0 .2rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
-header p { margin: 0; color: #555; }
-.meta { white-space: pre-line; margin: 0 0 .5rem; overflow-wrap: anywhere; color: #333; }
+header p { margin: 0; color: var(--muted); }
+.meta { white-space: pre-line; margin: 0 0 .5rem; overflow-wrap: anywhere; }
 .park { content-visibility: auto; contain-intrinsic-size: auto 22rem;
-  background: #fff; border: 1px solid #d8d4c8; border-left: 4px solid #c98a1b;
+  background: var(--card); border: 1px solid var(--line); border-left: 4px solid var(--wait);
   border-radius: 6px; padding: .7rem 1rem; margin: .8rem 0; }
+.park[aria-busy=true] { opacity: .65; }
 .park h3 { margin: 0 0 .4rem; font-size: 1rem; overflow-wrap: anywhere; }
-dl { display: grid; grid-template-columns: 5rem 1fr; gap: .1rem .6rem; margin: 0 0 .5rem; }
-dt { color: #666; } dd { margin: 0; overflow-wrap: anywhere; }
-pre.arguments { background: #f3f1ea; padding: .5rem; border-radius: 4px; white-space: pre-wrap;
-  overflow-wrap: anywhere; max-height: 30rem; overflow: auto; }
-form.decide { display: flex; gap: .5rem; }
-form.decide .note { flex: 1; padding: .3rem; }
-button { padding: .3rem .9rem; border-radius: 4px; border: 1px solid #888; cursor: pointer; }
-button.approve { background: #2f7d32; color: #fff; border-color: #2f7d32; }
-button.deny { background: #fff; color: #a32020; border-color: #a32020; }
-#flash p { margin: .3rem 0; padding: .4rem .6rem; border-radius: 4px; }
-#flash .ok { background: #e5f3e5; } #flash .refused { background: #f8e1e1; }
-.exposed { background: #f8e1e1; padding: .4rem .6rem; }
-ul { padding-left: 1.2rem; } .outcome { margin: .4rem 0; }
-.outcome .status { font-weight: 600; } .outcome.done .status { color: #2f7d32; }
-.outcome.failed .status { color: #a32020; } .outcome.parked .status { color: #c98a1b; }
-.answer { white-space: pre-wrap; color: #333; } .error { color: #a32020; }
+dl { display: grid; grid-template-columns: 5rem minmax(0, 1fr); gap: .1rem .6rem;
+  margin: 0 0 .5rem; }
+dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
+pre, code { overflow-wrap: anywhere; white-space: pre-wrap; }
+pre.arguments { background: var(--soft); padding: .5rem; border-radius: 4px;
+  max-height: 30rem; overflow: auto; }
+form.decide { display: flex; flex-wrap: wrap; gap: .5rem; }
+form.decide .note { flex: 1 1 12rem; min-width: 0; min-height: 44px; padding: .3rem .5rem;
+  font: inherit; color: inherit; background: var(--card); border: 1px solid var(--line);
+  border-radius: 4px; }
+button { min-height: 44px; min-width: 6.5rem; padding: .3rem 1rem; border-radius: 4px;
+  border: 1px solid #888; cursor: pointer; font: inherit; }
+button:disabled { cursor: progress; }
+button.approve { background: var(--ok); color: #fff; border-color: var(--ok); }
+button.deny { background: var(--card); color: var(--bad); border-color: var(--bad); }
+#flash { position: sticky; top: 0; z-index: 1; }
+#flash p { margin: .3rem 0; padding: .6rem .8rem; border-radius: 4px;
+  box-shadow: 0 1px 3px rgba(0, 0, 0, .2); }
+#flash .ok { background: var(--ok-bg); } #flash .refused { background: var(--bad-bg); }
+.exposed { background: var(--bad-bg); padding: .4rem .6rem; }
+ul { padding-left: 1.2rem; } .outcome { margin: .4rem 0; overflow-wrap: anywhere; }
+.outcome .status { font-weight: 600; } .outcome.done .status { color: var(--ok); }
+.outcome.failed .status { color: var(--bad); } .outcome.parked .status { color: var(--wait); }
+.answer { white-space: pre-wrap; } .error { color: var(--bad); white-space: pre-wrap; }
+small, .empty { color: var(--muted); } .problem { color: var(--bad); }
 table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .2rem .4rem;
-  border-bottom: 1px solid #e5e2d8; vertical-align: top; overflow-wrap: anywhere; }
-.empty { color: #777; } .problem { color: #a32020; }
+  border-bottom: 1px solid var(--rule); vertical-align: top; }
+td { overflow-wrap: anywhere; } th { white-space: nowrap; }
+@media (max-width: 40rem) {
+  /* a phone: each schedule (and audit line) is a small card of labelled lines */
+  table, tbody, tr, td { display: block; width: 100%; } tr:first-child { display: none; }
+  tr { padding: .4rem 0; border-bottom: 1px solid var(--rule); } td { border: 0; padding: 0; }
+  td::before { content: attr(data-label) ": "; color: var(--muted); }
+  form.decide button { flex: 1 1 40%; }
+}
+"""
+
+#: The tab's icon (no request for /favicon.ico, which needs the token like every address).
+FAVICON_SVG = """<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'>
+<rect width='32' height='32' rx='7' fill='#c98a1b'/>
+<path d='M9 20h14v3H9zM11 19c0-4 2-7 5-7s5 3 5 7z' fill='#fff'/>
+<circle cx='16' cy='10' r='1.6' fill='#fff'/></svg>
 """
