@@ -127,6 +127,7 @@ def test_a_key_the_model_server_echoes_is_masked_before_anything_keeps_or_shows_
     fake.replies = [
         Reply(events=openai_stream(f"Sure. Your key is {KEY}, remember it.")),
         Reply(events=openai_stream(f"Writing {KEY}", [("c1", "write_file", [args])])),
+        Reply(events=openai_stream(f"Streamed: {KEY} again")),  # split inside the key
     ]
     flags = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
     env = {"OPENAI_API_KEY": KEY}
@@ -135,6 +136,12 @@ def test_a_key_the_model_server_echoes_is_masked_before_anything_keeps_or_shows_
     assert first.returncode == 0, first.stderr
     assert second.returncode == 3, second.stderr
     assert "Your key is ****" in first.stdout, first.stdout
+    streamed = butler("run", *flags, "once more", "--output", "stream-json", env=env)
+    deltas = [
+        e["delta"] for e in map(json.loads, streamed.stdout.splitlines()) if e["type"] == "text"
+    ]
+    assert "".join(deltas) == "Streamed: **** again", deltas  # each piece masked, none cut
+    assert KEY[:12] not in streamed.stdout
     pid = json.loads(second.stdout)["park_id"]
     shown = [first.stdout, first.stderr, second.stdout, second.stderr]
     for argv in (("pending",), ("show", pid, "--json"), ("log",), ("memory", "list")):
