@@ -7,12 +7,14 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,22 @@ class Served:
             self.proc.send_signal(sig)
         out, _ = self.proc.communicate(timeout=timeout)
         return out
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that keeps the test's output clean."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def loopback_server(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A real HTTP server on a free 127.0.0.1 port, serving on a thread of its own (stop it
+    with ``shutdown()`` then ``server_close()``)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def eventually(check: Callable[[], bool], timeout: float = 30) -> None:

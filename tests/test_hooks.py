@@ -11,13 +11,12 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import call
-from serve_support import eventually, start_serve
+from serve_support import QuietHandler, eventually, loopback_server, start_serve
 
 REPO = Path(__file__).resolve().parent.parent
 PLAN = f"scripted:{REPO / 'examples' / 'plan.json'}"
@@ -69,7 +68,7 @@ class Posts:
         self.release = threading.Event()
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 owner.got.append(json.loads(body))
@@ -78,12 +77,7 @@ class Posts:
                 self.send_response(200)
                 self.end_headers()
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = loopback_server(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/butler-topic"
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import call
-from serve_support import Served, eventually, start_serve
+from serve_support import QuietHandler, Served, eventually, loopback_server, start_serve
 
 CHROMIUM = Path("/usr/bin/chromium")
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -185,9 +185,6 @@ class OtherPort:
     sends it, and serves a page whose script tries to read the inbox and approve ``park``."""
 
     def __init__(self, inbox: str, park: str) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
         self.cookies: list[str] = []
         self.reports: list[dict[str, Any]] = []
         owner = self
@@ -209,7 +206,7 @@ class OtherPort:
 """.replace("INBOX", json.dumps(inbox)).replace("PARK", json.dumps(park))
         page = f"<!doctype html><title>other</title><script>{script}</script>".encode()
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def _cookie(self) -> None:
                 if self.headers.get("Cookie"):
                     owner.cookies.append(self.headers["Cookie"])
@@ -229,12 +226,7 @@ class OtherPort:
                 self.send_response(204)
                 self.end_headers()
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = loopback_server(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
 
     def close(self) -> None:
