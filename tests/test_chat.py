@@ -126,7 +126,7 @@ def test_slash_commands_and_new(butler_home, workdir, script) -> None:
     child = spawn(["chat", "--model", model], butler_home, workdir)
     child.sendline("/nope")
     child.expect(
-        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /memory /remember /forget /grants /revoke /new /clear /model /cost /conversations /continue /exit"
+        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /memory /remember /forget /grants /revoke /new /clear /model /cost /context /compact /retry /undo /conversations /continue /exit"
     )
     child.sendline("/tools")
     child.expect(r"write_file\s+governed \(default approve\)")

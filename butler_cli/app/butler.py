@@ -81,9 +81,11 @@ DEFAULT_PERSONA = (
 )
 
 
-def system_prompt(block: str, persona: str) -> str:
-    """F5: the frozen block leads, the persona follows; nothing per-turn comes before them."""
-    return f"{block}\n\n{persona or DEFAULT_PERSONA}"
+def system_prompt(block: str, persona: str, instructions: str = "") -> str:
+    """F5: the frozen block leads, the persona follows, then the project instructions (fenced,
+    see app/instructions.py); nothing per-turn comes before them."""
+    prompt = f"{block}\n\n{persona or DEFAULT_PERSONA}"
+    return f"{prompt}\n\n{instructions}" if instructions else prompt
 
 
 class Butler:
@@ -106,6 +108,7 @@ class Butler:
         recorded_block: str | None = None,
         settings: Config | None = None,
         model_options: dict[str, int | float] | None = None,
+        recorded_instructions: str | None = None,
     ) -> None:
         self.home = home
         self._store: ParkStore | None = None
@@ -122,7 +125,18 @@ class Butler:
         # F4: the block is composed once for this session; `remember` does not change it. A
         # resumed park sends the block it was parked with (``recorded_block``), byte for byte.
         self.block = memory.block(recorded_block)
-        self.config = replace(config, system=system_prompt(self.block, self.persona))
+        # Read once, like the block: a resumed park sends the instructions it was sent.
+        if recorded_instructions is None:
+            from butler_cli.app.instructions import find
+
+            self.instructions = find(cwd)
+        else:
+            from butler_cli.app.instructions import Instructions
+
+            self.instructions = Instructions((), recorded_instructions)
+        self.config = replace(
+            config, system=system_prompt(self.block, self.persona, self.instructions.text)
+        )
         self.toolbox = MaskingToolbox(
             [
                 MemoryTools(memory).toolset(),
@@ -172,6 +186,7 @@ class Butler:
         grants: GrantBook | None = None,
         recorded_block: str | None = None,
         recorded: RunContext | None = None,
+        recorded_instructions: str | None = None,
     ) -> Butler:
         """Resolve model and policy up front: a bad one is a usage error before anything runs.
 
@@ -220,6 +235,7 @@ class Butler:
             recorded_block,
             settings=settings,
             model_options=opts.model_options,
+            recorded_instructions=recorded_instructions,
         )
 
     def context(self, task: str) -> RunContext:
@@ -239,6 +255,7 @@ class Butler:
             base_url=self.base_url,
             model_options=self.model_options,
             memory_block=self.block,
+            instructions=self.instructions.text,
         )
 
     def bind_grant(self, grant: Grant) -> Grant:
@@ -446,4 +463,5 @@ def butler_for_park(
         grants=grants,
         recorded_block=state.context.memory_block if same_memory else None,
         recorded=state.context,
+        recorded_instructions=state.context.instructions,
     )

@@ -20,6 +20,7 @@ from butler_cli.app.report import TaskReport
 from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
+from butler_cli.core.notices import notice
 from butler_cli.store.conversations import Record
 
 if TYPE_CHECKING:  # a park's models load when a turn parks, not for every turn
@@ -48,6 +49,8 @@ class Conversation:
         self.messages: list[Message] = []
         #: Its id in the conversation store: given on the first turn, or by continuing one.
         self.id: str | None = None
+        #: Where a one-line report goes (a compaction made before a turn): the chat's screen.
+        self.say: Callable[[str], None] = notice
 
     @property
     def grants(self) -> GrantBook | None:
@@ -66,16 +69,81 @@ class Conversation:
     def send(self, text: str, ask: Ask, observer: LoopObserver | None = None) -> TaskReport:
         """One user turn: run it, and decide every park it makes until it ends or waits. The
         turn joins the saved conversation; a parked one is linked to its park, and deciding it
-        (here or with `butler resume`) adds the outcome."""
+        (here or with `butler resume`) adds the outcome. Before a request would pass the
+        model's window the older turns are compacted (said in one line); a provider that
+        refuses the request as too long teaches the window, and the turn runs once more."""
         if self.id is None:
             self.id = convs.begin(self.butler, "chat", text)
+        self._fit(text)
         base = len(self.messages)
         report = self.butler.run_task(text, observer, history=self.messages, conversation=self.id)
+        if report.status == "failed" and report.error_code == "context_too_long":
+            from butler_cli.app import compaction
+
+            sent = compaction.estimate(self.butler.config.system, self.messages, text)
+            window = compaction.learn(
+                self.butler.model_spec, self.butler.home, report.error or "", sent
+            )
+            if self.compact(f"the provider said it was too long (window {window} tokens)"):
+                base = len(self.messages)
+                report = self.butler.run_task(
+                    text, observer, history=self.messages, conversation=self.id
+                )
         convs.record_turn(self.butler, self.id, report, base)
         report = self.decide(report, ask, observer)
         if report.status in ("done", "limit"):
             self.messages = report.messages
         return report
+
+    def _fit(self, text: str) -> None:
+        """Compact first when this turn's request would pass the model's known window."""
+        from butler_cli.app import compaction
+
+        tokens = compaction.estimate(self.butler.config.system, self.messages, text)
+        window = compaction.over(self.butler.model_spec, self.butler.home, tokens)
+        if window is not None:
+            self.compact(f"about {tokens} tokens, near the {window}-token window")
+
+    def compact(self, why: str = "as asked") -> int:
+        """Fold the older turns into a summary the model writes (the memory block and the
+        system prompt are untouched; the last turns stay whole); how many turns were folded.
+        The saved conversation keeps every turn; only what is sent is shorter."""
+        from butler_cli.app import compaction
+
+        done = compaction.compact(self.messages, self.butler.summarize)
+        if done is None:
+            return 0
+        before = compaction.estimate(self.butler.config.system, self.messages)
+        self.messages = done.messages
+        after = compaction.estimate(self.butler.config.system, self.messages)
+        self.say(
+            f"compacted {done.folded} earlier turn(s) into a summary ({why}): about {before} → "
+            f"{after} tokens; the last {compaction.KEEP_TURNS} turns are kept whole"
+        )
+        return max(done.folded, 1)
+
+    def last_turn(self) -> tuple[int, str] | None:
+        """Where the last turn starts and the words it was sent with; None when there is none
+        to take back (an empty conversation, or only a compaction's summary)."""
+        from butler_cli.app import compaction
+
+        starts = compaction.turn_starts(self.messages)
+        if not starts or compaction.is_summary(self.messages[starts[-1]]):
+            return None
+        return starts[-1], self.messages[starts[-1]].text
+
+    def undo(self) -> str | None:
+        """Take the last turn out of the conversation (what the model is sent, and the saved
+        record); its words, or None when there is none. What it did stays done."""
+        last = self.last_turn()
+        if last is None:
+            return None
+        start, words = last
+        dropped = len(self.messages) - start
+        self.messages = self.messages[:start]
+        if self.id is not None:
+            convs.drop_last(self.butler, self.id, dropped)
+        return words
 
     def resume(
         self,

@@ -72,6 +72,14 @@ def record_turn(butler: Butler, cid: str | None, report: TaskReport, base: int) 
         _warn(exc)
 
 
+def drop_last(butler: Butler, cid: str, count: int) -> None:
+    """`/undo`: the conversation's last ``count`` messages (its last turn) leave the record."""
+    try:
+        butler.conversations.drop_last(cid, count)
+    except (ButlerError, sqlite3.Error, OSError) as exc:
+        _warn(exc)
+
+
 def park_decided(butler: Butler, park_id: str, approved: bool, report: TaskReport) -> None:
     """The one hook of the one decision path (:meth:`Butler.resume`): the outcome joins the
     conversation the park was made in, whoever decided it (the chat or `butler resume`)."""

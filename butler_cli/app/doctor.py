@@ -52,7 +52,34 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
         "key_files": [str(p) for p in config.key_files()],
         "stored_keys": stored,
         "keys_file": str(keys_path()),
+        "instructions": instruction_files(Path.cwd()),
     }
+
+
+def instruction_files(cwd: Path) -> list[dict[str, Any]]:
+    """The project instructions a task here is sent: each file, its length, what was kept."""
+    from butler_cli.app.instructions import CAP, find
+
+    return [
+        {"path": f.path, "characters": f.characters, "kept": f.kept, "cap": CAP}
+        for f in find(cwd).files
+    ]
+
+
+def instruction_lines(files: list[dict[str, Any]]) -> list[str]:
+    """What `doctor` and the chat's `/context` say of the project instructions."""
+    from butler_cli.app.instructions import CAP, NAMES
+
+    if not files:
+        return [
+            f"project instructions: none ({' or '.join(NAMES)} in this folder or above it, "
+            "up to your home folder)"
+        ]
+    lines = [f"project instructions (after the memory block, at most {CAP} characters in all):"]
+    for f in files:
+        cut = f", cut to {f['kept']}" if f["kept"] < f["characters"] else ""
+        lines.append(f"  {f['path']} ({f['characters']} characters{cut})")
+    return lines
 
 
 def doctor_lines(data: dict[str, Any]) -> list[str]:
@@ -76,4 +103,4 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
     lines += [f"  key file: {p}" for p in data["key_files"]]
     if data["stored_keys"]:
         lines.append(f"  stored (`butler keys`): {', '.join(data['stored_keys'])}")
-    return lines
+    return lines + instruction_lines(data["instructions"])

@@ -26,6 +26,8 @@ class TaskReport:
     usage: list[Usage] = field(default_factory=list)
     #: Why the last reply ended; "max_tokens" means it was cut at the length limit.
     stop_reason: str | None = None
+    #: A failure's code ("context_too_long": the request did not fit the model's window).
+    error_code: str | None = None
 
     @classmethod
     def from_outcome(cls, task: str, outcome: LoopOutcome) -> TaskReport:
@@ -43,6 +45,7 @@ class TaskReport:
             messages=outcome.messages,
             usage=outcome.usage,
             stop_reason=outcome.stop_reason,
+            error_code=outcome.error_code,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -11,10 +11,11 @@ def doctor(policy: Policy = None, policy_file: PolicyFile = None, json_out: Json
     from butler_cli.app.doctor import diagnose, doctor_lines
     from butler_cli.app.options import RunOptions
     from butler_cli.cli import render
+    from butler_cli.ui.text import visible
 
     data = diagnose(RunOptions(policy=policy, policy_file=policy_file))
     if json_out:
         render.print_json(data)
         return
     for line in doctor_lines(data):
-        print(line)
+        print(visible(line))  # a folder's name may hold anything

@@ -160,6 +160,8 @@ class LoopOutcome:
     usage: list[Usage] = field(default_factory=list)
     #: Why the model's last reply ended ("max_tokens": it was cut at the length limit).
     stop_reason: str | None = None
+    #: The failure's code (a ModelError's: "context_too_long" when the request did not fit).
+    error_code: str | None = None
 
 
 def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> Verdict:
@@ -214,7 +216,9 @@ def run_loop(
             response = provider.complete(ModelRequest(config.system, convo, tools, obs.model_text))
         except ModelError as exc:
             obs.model_failed(exc.message)
-            return LoopOutcome("failed", "", convo, rounds, error=exc.message, usage=usage)
+            return LoopOutcome(
+                "failed", "", convo, rounds, error=exc.message, usage=usage, error_code=exc.code
+            )
         obs.model_finished(response)
         usage.append(response.usage)
         if not response.is_tool_round:

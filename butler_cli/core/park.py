@@ -19,6 +19,8 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
+    SerializerFunctionWrapHandler,
+    model_serializer,
     model_validator,
 )
 
@@ -83,6 +85,18 @@ class RunContext(BaseModel):
     #: The frozen memory block the conversation was sent; a resume sends it again, byte for
     #: byte (None in parks written before it was kept: the resume composes one afresh).
     memory_block: str | None = None
+    #: The project instructions (AGENTS.md, BUTLER.md) the task was sent, fenced; a resume
+    #: sends them again, byte for byte (None in older parks: read afresh).
+    instructions: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _older_parks_byte_for_byte(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Without instructions the field is left out, so a park written before it existed is
+        written back byte for byte."""
+        data = handler(self)
+        if self.instructions is None and isinstance(data, dict):
+            data.pop("instructions", None)
+        return data
 
 
 #: A verdict as a park keeps it: written as ``{"decision", "reason", "widen"?}``, read back

@@ -159,6 +159,30 @@ def _cost(repl: ChatRepl, arg: str) -> None:
     comforts.cost(repl, arg)
 
 
+def _context(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.repl import context
+
+    context.context(repl, arg)
+
+
+def _compact(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.repl import context
+
+    context.compact(repl, arg)
+
+
+def _undo(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.repl import context
+
+    context.undo(repl, arg)
+
+
+def _retry(repl: ChatRepl, arg: str) -> None:
+    from butler_cli.repl import context
+
+    context.retry(repl, arg)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in [
@@ -176,6 +200,10 @@ COMMANDS: dict[str, Command] = {
         Command("/clear", "/clear", "clear the screen and start a fresh conversation", _clear),
         Command("/model", "/model NAME", "use another model for the next turns", _model),
         Command("/cost", "/cost", "tokens spent this session, and an estimate", _cost),
+        Command("/context", "/context", "what each request carries, and the window", _context),
+        Command("/compact", "/compact", "fold older turns into a summary", _compact),
+        Command("/retry", "/retry", "send your last turn again", _retry),
+        Command("/undo", "/undo", "take back the last turn (not what it did)", _undo),
         Command(
             "/conversations", "/conversations", "saved conversations, latest first", _conversations
         ),

@@ -247,6 +247,14 @@ class ChatRepl:
         except AttachRefused as exc:
             self.console.out(f"{exc} — nothing was sent", highlight=False)
             return
+        self.send(text)
+
+    def send(self, text: str) -> None:
+        """Send one turn (its attachments already in ``text``) and show what came of it."""
+        from butler_cli.ui.text import visible
+
+        conversation = self.conversation
+        conversation.say = lambda line: self.console.out(visible(line), highlight=False)
         try:
             report = self.conversation.send(text, self.ask, self.progress)
         except KeyboardInterrupt:

@@ -231,6 +231,31 @@ class ConversationStore:
             db.execute("ROLLBACK")
             raise
 
+    def drop_last(self, cid: str, count: int) -> None:
+        """Take the last ``count`` messages out of a conversation (a turn taken back, `/undo`),
+        one turn fewer, its search terms made again."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(
+                "SELECT rowid, title, messages FROM conversations WHERE id=?", (cid,)
+            ).fetchone()
+            if row is None or count <= 0:
+                db.execute("ROLLBACK")
+                return
+            messages = json.loads(row[2])[:-count]
+            db.execute(
+                "UPDATE conversations SET messages=?, updated=?, turns=max(turns-1, 0) WHERE id=?",
+                (json.dumps(messages, ensure_ascii=False), now_ts(), cid),
+            )
+            db.execute("DELETE FROM conversations_fts WHERE rowid=?", (row[0],))
+            terms = index_terms(row[1] + "\n" + message_text(messages))
+            db.execute("INSERT INTO conversations_fts (rowid, terms) VALUES (?,?)", (row[0], terms))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
     def park_decided(
         self,
         park_id: str,
