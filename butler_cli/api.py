@@ -19,8 +19,11 @@ patterns of rule files and chat grants, ``glob:``/``re:``, path arguments matche
 paths), :func:`read_text_regular` (a person-named file, refusing a FIFO or device in its place),
 and on :class:`ToolContext` the config sections (``smtp``, ``sandbox``), a stored secret
 (``secret(name)``), the path checks (``path_rules()``) and a child program's environment
-(``child_env()``). The shipped policies and the built-in tools import from the butler nothing
-but this module (a test reads their imports).
+(``child_env()``). A benign tool's calls run side by side with the others of their round,
+each on its own thread (``@tool(thread_safe=False)`` or ``ToolSpec(thread_safe=False)`` says
+it must not); Ctrl-C stops them all, and a tool that waits on something it can cancel
+registers the cancelling with :func:`on_interrupt`. The shipped policies and the built-in
+tools import from the butler nothing but this module (a test reads their imports).
 
 Nothing else of butler's internals is part of the contract: what is not exported here may
 change. Importing this module is cheap: pydantic loads when :func:`tool` first builds a schema.
@@ -45,6 +48,7 @@ from typing import (
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.core.gate import Gate, PathJudge, default_title
 from butler_cli.core.patterns import arg_matches, compile_pattern
+from butler_cli.core.together import on_interrupt
 from butler_cli.core.toolsets import FunctionToolset, Toolset, ToolSpec
 from butler_cli.core.verdicts import Verdict, allow, approve, coerce_verdict, refuse
 from butler_cli.policy.settings import PolicySettings
@@ -75,6 +79,7 @@ __all__ = [
     "compile_pattern",
     "default_title",
     "governed_toolset",
+    "on_interrupt",
     "read_text_regular",
     "refuse",
     "tool",
@@ -151,6 +156,7 @@ def tool(
     description: str | None = None,
     default: Verdict | None = None,
     path_args: Sequence[str] = (),
+    thread_safe: bool = True,
 ) -> Callable[[Callable[..., object]], Tool]: ...
 def tool(
     fn: Callable[..., object] | None = None,
@@ -160,12 +166,16 @@ def tool(
     description: str | None = None,
     default: Verdict | None = None,
     path_args: Sequence[str] = (),
+    thread_safe: bool = True,
 ) -> Tool | Callable[[Callable[..., object]], Tool]:
-    """``@tool`` or ``@tool(name=…, description=…, default=approve(…), path_args=(…))``.
+    """``@tool`` or ``@tool(name=…, description=…, default=approve(…), path_args=(…),
+    thread_safe=False)``.
 
     The JSON schema comes from the type hints (pydantic; ``Annotated[str, Field(description=…)]``
     describes a field), the description from the docstring. Unknown arguments are refused.
     ``default`` and ``path_args`` matter for governed tools (see :class:`ToolSpec`).
+    A benign tool's calls of one round run side by side on threads; ``thread_safe=False``
+    runs them one at a time on the loop's own thread instead (see :class:`ToolSpec`).
     """
 
     def build(func: Callable[..., object]) -> Tool:
@@ -177,6 +187,7 @@ def tool(
             schema,
             default,
             tuple(path_args),
+            thread_safe,
         )
         return Tool(spec, func, model)
 

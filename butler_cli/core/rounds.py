@@ -21,6 +21,7 @@ from butler_cli.core.outcomes import (
     declined_message,
     refused_message,
 )
+from butler_cli.core.together import run_together
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
 
@@ -70,29 +71,101 @@ def run_round(
     finished: Finished,
     started: Started | None = None,
 ) -> list[ToolResultBlock]:
-    """Give every call exactly one result, in order, running each at most once (X2)."""
+    """Give every call exactly one result, in the model's order, running each at most once
+    (X2). The benign calls that may run side by side (``Toolbox.runs_beside``) run first, at
+    once (:mod:`~butler_cli.core.together`); then, one at a time on this thread, in the
+    model's order, the benign calls that may not, and last the governed calls, each exactly
+    as in a round of its own."""
     kept = journal is not NO_JOURNAL  # a fresh round skips the no-op calls (a hot path)
-    results: list[ToolResultBlock] = []
-    for call in calls:
-        done = journal.result_for(call.id) if kept else None
-        if done is not None:
-            results.append(done)
-            continue
-        began = time.perf_counter()
-        result = judge(call, kept and journal.was_started(call.id))
-        if result is None:
-            if kept:
-                journal.mark_started(call.id)
-            if started is not None:
-                started(call)
-            result = toolbox.run(call)
-        if kept:
-            journal.record_result(result)
-        finished(call, result, time.perf_counter() - began)
-        results.append(result)
+    if len(calls) == 1:
+        results = [_one(calls[0], toolbox, judge, journal, kept, finished, started)]
+    else:
+        beside = [c for c in calls if toolbox.runs_beside(c.name)]
+        got = (
+            _together(beside, toolbox, judge, journal, kept, finished, started)
+            if len(beside) > 1
+            else {}
+        )
+        rest = [c for c in calls if id(c) not in got]
+        for call in sorted(rest, key=lambda c: toolbox.is_governed(c.name)):  # benign first
+            got[id(call)] = _one(call, toolbox, judge, journal, kept, finished, started)
+        results = [got[id(call)] for call in calls]
     if kept:
         journal.resolved()
     return results
+
+
+def _one(
+    call: ToolUseBlock,
+    toolbox: Toolbox,
+    judge: Judge,
+    journal: Journal,
+    kept: bool,
+    finished: Finished,
+    started: Started | None,
+) -> ToolResultBlock:
+    """One call on this thread: its recorded result, its judge's answer, or its run."""
+    done = journal.result_for(call.id) if kept else None
+    if done is not None:
+        return done
+    began = time.perf_counter()
+    result = judge(call, kept and journal.was_started(call.id))
+    if result is None:
+        if kept:
+            journal.mark_started(call.id)
+        if started is not None:
+            started(call)
+        result = toolbox.run(call)
+    if kept:
+        journal.record_result(result)
+    finished(call, result, time.perf_counter() - began)
+    return result
+
+
+def _together(
+    calls: Sequence[ToolUseBlock],
+    toolbox: Toolbox,
+    judge: Judge,
+    journal: Journal,
+    kept: bool,
+    finished: Finished,
+    started: Started | None,
+) -> dict[int, ToolResultBlock]:
+    """Benign calls side by side; their results by ``id(call)``. Judging, the journal and
+    the observers stay on this thread; only ``toolbox.run`` runs on the calls' threads."""
+    got: dict[int, ToolResultBlock] = {}
+    to_run: list[ToolUseBlock] = []
+    for call in calls:
+        done = journal.result_for(call.id) if kept else None
+        if done is None:
+            began = time.perf_counter()
+            done = judge(call, kept and journal.was_started(call.id))
+            if done is not None:
+                if kept:
+                    journal.record_result(done)
+                finished(call, done, time.perf_counter() - began)
+        if done is not None:
+            got[id(call)] = done
+        else:
+            to_run.append(call)
+
+    def before(i: int) -> None:
+        if kept:
+            journal.mark_started(to_run[i].id)
+        if started is not None:
+            started(to_run[i])
+
+    def after(i: int, outcome: ToolResultBlock | BaseException, seconds: float) -> None:
+        call = to_run[i]
+        if isinstance(outcome, BaseException):  # the toolbox answers failures; this is a bug
+            outcome = error_result(call.id, f"{call.name} failed: {type(outcome).__name__}")
+        if kept:
+            journal.record_result(outcome)
+        finished(call, outcome, seconds)
+        got[id(call)] = outcome
+
+    run_together(to_run, toolbox.run, before, after)
+    return got
 
 
 def run_everything(call: ToolUseBlock, was_started: bool) -> ToolResultBlock | None:

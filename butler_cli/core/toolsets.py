@@ -25,6 +25,12 @@ class ToolSpec:
 
     ``path_args`` names the arguments that are file paths: the gate judges (and the tool runs
     on) the absolute path each one resolves to, never the text the model wrote.
+
+    ``thread_safe``: a benign tool's calls in one round run side by side, each on a thread of
+    its own (``core.together``). A tool that must not (it keeps state without a lock, or a
+    connection bound to one thread) says ``False``: its calls then run on the loop's own
+    thread, one at a time, after the others of the round have ended. Governed tools always
+    run that way.
     """
 
     name: str
@@ -32,6 +38,7 @@ class ToolSpec:
     input_schema: dict[str, Any]
     default_verdict: Verdict | None = None
     path_args: tuple[str, ...] = ()
+    thread_safe: bool = True
 
     def definition(self) -> ToolDefinition:
         return ToolDefinition(self.name, self.description, self.input_schema)
@@ -97,6 +104,7 @@ class Toolbox:
 
     def __init__(self, toolsets: Iterable[Toolset]) -> None:
         self._owner: dict[str, Toolset] = {}
+        self._beside: set[str] = set()
         self._definitions: list[ToolDefinition] = []
         for toolset in toolsets:
             for spec in toolset.specs():
@@ -106,6 +114,8 @@ class Toolbox:
                         code="tool_name_collision",
                     )
                 self._owner[spec.name] = toolset
+                if spec.thread_safe and not toolset.governed:
+                    self._beside.add(spec.name)
                 self._definitions.append(spec.definition())
         self.toolsets: tuple[Toolset, ...] = tuple(dict.fromkeys(self._owner.values()))
 
@@ -124,6 +134,11 @@ class Toolbox:
 
     def is_governed(self, name: str) -> bool:
         return self.gate_for(name) is not None
+
+    def runs_beside(self, name: str) -> bool:
+        """Whether calls of ``name`` may run side by side with others of their round: a
+        benign tool that did not declare itself not thread-safe."""
+        return name in self._beside
 
     def title(self, call: ToolUseBlock) -> str:
         """What a person is shown first for a governed call: its gate's title (G3)."""

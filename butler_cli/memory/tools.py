@@ -83,13 +83,27 @@ class MemoryTools:
         return f"Forgot {entry_id}."
 
     def toolset(self) -> FunctionToolset:
+        """Not thread-safe: the store is one SQLite connection, and a write is a transaction on
+        it; two calls at once would interleave them. They run one at a time, on the loop's
+        thread."""
         return FunctionToolset(
             [
                 (
-                    ToolSpec("remember", "Remember a durable fact about the person.", _REMEMBER),
+                    ToolSpec(
+                        "remember",
+                        "Remember a durable fact about the person.",
+                        _REMEMBER,
+                        thread_safe=False,
+                    ),
                     self.remember,
                 ),
-                (ToolSpec("recall", "Search what you remember.", _RECALL), self.recall),
-                (ToolSpec("forget", "Forget one memory by id.", _FORGET), self.forget),
+                (
+                    ToolSpec("recall", "Search what you remember.", _RECALL, thread_safe=False),
+                    self.recall,
+                ),
+                (
+                    ToolSpec("forget", "Forget one memory by id.", _FORGET, thread_safe=False),
+                    self.forget,
+                ),
             ]
         )

@@ -34,8 +34,9 @@ class ChatProgress(Progress):
         self._buffer: list[str] = []
         #: True when the last answer was already shown while it streamed.
         self.streamed = False
-        #: The title of the tool running now (or cut short by Ctrl-C), for the stop line.
-        self.running: str | None = None
+        #: The titles of the tools running now (or cut short by Ctrl-C), for the stop line:
+        #: the benign calls of a round run side by side.
+        self._running: dict[int, str] = {}
         self._ticker = Ticker(self._write)
         self._terminal = console.is_terminal
 
@@ -72,15 +73,36 @@ class ChatProgress(Progress):
         self._end_live()  # what streamed before the failure stays on the screen
         self.hide_spinner()
 
+    @property
+    def running(self) -> list[str]:
+        """The titles of the tools running now, in the order they started."""
+        return list(self._running.values())
+
+    def forget_running(self) -> None:
+        self._running.clear()
+
     def tool_started(self, call: ToolUseBlock) -> None:
-        self.running = self.title(call)
-        if self._terminal:
-            self._ticker.start(self.running)
+        title = self.title(call)
+        self._running[id(call)] = title
+        if not self._terminal:
+            return
+        if len(self._running) == 1:
+            self._ticker.start(title)
+        else:
+            self._ticker.retitle(self._label())
 
     def tool_finished(self, call: ToolUseBlock, result: ToolResultBlock, seconds: float) -> None:
-        self._ticker.stop()
-        self.running = None
-        super().tool_finished(call, result, seconds)
+        self._running.pop(id(call), None)
+        if not self._running:
+            self._ticker.stop()
+            super().tool_finished(call, result, seconds)
+            return
+        self._ticker.retitle(self._label())
+        self._ticker.above(lambda: super(ChatProgress, self).tool_finished(call, result, seconds))
+
+    def _label(self) -> str:
+        first, *more = self._running.values()
+        return f"{first} and {len(more)} more" if more else first
 
     def stop(self) -> None:
         """End the spinner, the running tool's line and any live region (also when a stream

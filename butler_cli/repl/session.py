@@ -271,12 +271,15 @@ class ChatRepl:
 
         progress = self.progress
         progress.stop()
-        running = progress.running if isinstance(progress, ChatProgress) else None
-        if isinstance(progress, ChatProgress) and running is not None:
-            progress.running = None
-            self.console.out(
-                f"stopped: {running} was interrupted; it may have partly run", highlight=False
+        running = progress.running if isinstance(progress, ChatProgress) else []
+        if isinstance(progress, ChatProgress) and running:
+            progress.forget_running()
+            said = (
+                f"{running[0]} was interrupted; it may have partly run"
+                if len(running) == 1
+                else f"{', '.join(running)} were interrupted; they may have partly run"
             )
+            self.console.out(f"stopped: {said}", highlight=False)
         self.console.print("[yellow]cancelled[/yellow] — nothing more will run for that turn")
 
     def resume(self, given_id: str) -> None:

@@ -48,6 +48,21 @@ class Ticker:
             elif self._idle:
                 self._cond.notify()
 
+    def retitle(self, title: str) -> None:
+        """What is running changed (calls of one round run side by side): the line names
+        ``title`` from its next drawing, its seconds still counted from the first start."""
+        with self._cond:
+            if self._title is not None:
+                self._title = title
+
+    def above(self, write: Callable[[], None]) -> None:
+        """``write`` a line above the live line: erased first, drawn again at the next tick."""
+        with self._cond:
+            if self._drawn:
+                self._write(ERASE_LINE)
+                self._drawn = False
+            write()
+
     def stop(self) -> None:
         """The tool ended: erase its line (if drawn); nothing is written for it after this."""
         with self._cond:

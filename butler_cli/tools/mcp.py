@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from butler_cli.core.gate import Gate, Policy
+from butler_cli.core.together import on_interrupt
 from butler_cli.core.toolsets import FunctionToolset, Toolset, ToolSpec
 from butler_cli.core.verdicts import approve
 
@@ -147,7 +148,11 @@ class McpHub:
         if session is None:
             raise RuntimeError(f"MCP server '{tool.server.name}' is not running")
         future = asyncio.run_coroutine_threadsafe(session.call_tool(tool.name, args), self._loop)
-        result = future.result(timeout=CALL_TIMEOUT_S)
+        try:  # Ctrl-C, or the timeout, cancels the request; other calls go on meanwhile
+            with on_interrupt(future.cancel):
+                result = future.result(timeout=CALL_TIMEOUT_S)
+        finally:
+            future.cancel()  # a no-op once it is done
         text = "\n".join(getattr(c, "text", "") or str(c) for c in result.content)
         if getattr(result, "is_error", False):
             raise RuntimeError(text or f"{tool.full_name} failed")
