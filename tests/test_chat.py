@@ -9,7 +9,7 @@ import pexpect
 import pytest
 from conftest import call, imported_before_prompt, spawn_butler
 
-APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
+APPROVE = r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]"
 
 
 def spawn(args: list[str], home, cwd, color: bool = False) -> pexpect.spawn:

@@ -256,7 +256,7 @@ def test_ctrl_c_stops_a_running_command_and_its_tree(
     child = spawn(["chat", "--model", model, *allow_all[:2]], butler_home, workdir)
     try:
         child.sendline("run it")
-        index = child.expect([r"Approve\? \[y/n/l/d/s(/w)?\]", r"running \d+ s"])
+        index = child.expect([r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]", r"running \d+ s"])
         if index == 0:  # no sandbox here: a person approves it
             child.sendline("y")
             child.expect(r"running \d+ s")  # the live line, with its elapsed time

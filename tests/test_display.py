@@ -18,7 +18,7 @@ import pexpect
 import pytest
 from conftest import call, spawn_butler
 
-APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
+APPROVE = r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]"
 MORE = r"-- more: lines \d+–(\d+) of \d+"
 
 #: name → (what the model sends, what a person must see instead)

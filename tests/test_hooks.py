@@ -316,7 +316,7 @@ def test_a_chat_turn_fires_on_park_then_its_approval_on_done(
     child = spawn_butler(["chat", "--model", PLAN], butler_home, workdir)
     child.expect("you ›")
     child.sendline("Write today's plan")
-    child.expect(r"Approve\? \[y/n/l/d/s(/w)?\]")
+    child.expect(r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]")
     assert [e["event"]["event"] for e in events(out)] == ["on_park"]
     child.sendline("y")
     child.expect("you ›")

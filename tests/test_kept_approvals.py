@@ -227,3 +227,52 @@ def test_no_tool_reaches_the_approvals_file(
     assert r.returncode == 0, r.stderr
     assert (butler_home / "approvals.toml").read_text() == before
     assert "glob:**" not in r.stdout
+
+
+def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path
+) -> None:
+    """`a` at the chat's prompt keeps exactly the call shown, for this folder; a later run
+    there acts on it (with --yes-safe); a delete is never offered `a`."""
+    import pexpect
+    from conftest import spawn_butler
+
+    (folder_a / "old.txt").write_text("old")
+    model = script(
+        {"tool_calls": [call("write_file", "w1", path="notes.txt", content="x")]},
+        {"text": "written"},
+        {"tool_calls": [call("delete_file", "d1", path="old.txt")]},
+        {"text": "asked"},
+    )
+    child = spawn_butler(["chat", "--model", model], butler_home, folder_a)
+    try:
+        child.expect("you ›")
+        child.sendline("write the note")
+        child.expect(r"\[a\] always allow this here")
+        child.expect(r"Approve\? \[y/n/l/d/s/a\]")
+        child.sendline("a")
+        child.expect(r"Always allow write_file with exactly .* in .*\? \[y/N\]")
+        child.sendline("y")
+        child.expect("Kept for")
+        child.expect("written")
+        child.expect("you ›")
+        child.sendline("now delete")
+        child.expect(r"Approve\? \[y/n/l/d/s\]")  # asked every time: no [a]
+        child.sendline("a")
+        child.expect("'a' is not a choice")
+        child.sendline("l")
+        child.expect("you ›")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert (folder_a / "notes.txt").read_text() == "x" and (folder_a / "old.txt").exists()
+    [kept] = json.loads(butler("grants", "list", "--json").stdout)
+    assert kept["tool"] == "write_file" and kept["folder"] == os.path.realpath(folder_a)
+    assert json.loads(kept["arguments"]) == {"path": "notes.txt", "content": "x"}
+    assert any(e["event"] == "kept" and e["kept"] == 1 for e in audit(butler_home))
+    (folder_a / "notes.txt").unlink()
+    r = write(butler, script, folder_a, "notes.txt", "--yes-safe")
+    assert r.returncode == 0 and (folder_a / "notes.txt").read_text() == "x"
+    r = write(butler, script, folder_a, "other.txt", "--yes-safe")  # not what was shown
+    assert r.returncode == 3

@@ -19,7 +19,7 @@ PROVIDERS = {
     "openai": ("openai:gpt-test", "/v1", "OPENAI_API_KEY", openai_stream),
     "anthropic": ("anthropic:claude-test", "", "ANTHROPIC_API_KEY", anthropic_stream),
 }
-APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
+APPROVE = r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]"
 OPEN, CLOSE = "<!-- butler:memory -->", "<!-- /butler:memory -->"
 BUDGET = 4000
 

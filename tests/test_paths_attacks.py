@@ -181,7 +181,7 @@ def test_a_widened_grant_does_not_cover_other_folders(butler_home, script, tmp_p
     child = spawn_butler(args, butler_home, workdir)
     child.expect("you ›")
     child.sendline("first")
-    child.expect(r"Approve\? \[y/n/l/d/s/w\]")
+    child.expect(r"Approve\? \[y/n/l/d/s/w(/a)?\]")
     child.sendline("w")
     child.expect(r"for the rest of this session\? \[y/N\]")
     child.sendline("y")
@@ -189,7 +189,7 @@ def test_a_widened_grant_does_not_cover_other_folders(butler_home, script, tmp_p
     child.expect("you ›")
     for turn, said in (("second", "answer two"), ("third", "answer three")):
         child.sendline(turn)  # outside drafts/, or deeper: asks again
-        child.expect(r"Approve\? \[y/n/l/d/s(/w)?\]")
+        child.expect(r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]")
         child.sendline("n")
         child.expect("Note for the model")
         child.sendline("")
@@ -224,14 +224,14 @@ def test_an_exact_grant_covers_the_same_files_not_just_the_same_text(
     child = spawn_butler(args, butler_home, workdir)
     child.expect("you ›")
     child.sendline("first")
-    child.expect(r"Approve\? \[y/n/l/d/s\]")
+    child.expect(r"Approve\? \[y/n/l/d/s(/a)?\]")
     child.sendline("s")
     child.expect("one")
     child.expect("you ›")
     (workdir / "d").rename(workdir / "d-before")
     (workdir / "d").symlink_to(elsewhere)  # the same text now names another file
     child.sendline("second")
-    child.expect(r"Approve\? \[y/n/l/d/s\]")  # asked again
+    child.expect(r"Approve\? \[y/n/l/d/s(/a)?\]")  # asked again
     child.sendline("n")
     child.expect("Note for the model")
     child.sendline("")

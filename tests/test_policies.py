@@ -333,7 +333,7 @@ def test_tier_shows_in_pending_and_resume_uses_the_recorded_file(
     assert not (workdir / "a.txt").exists()
 
 
-APPROVE = r"Approve\? \[y/n/l/d/s(/w)?\]"
+APPROVE = r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]"
 
 
 def chat(home: Path, cwd: Path, model: str, rules: Path) -> pexpect.spawn:
@@ -426,7 +426,7 @@ def test_widened_grant_and_never_over_forbidden(
     )
     child = chat(butler_home, workdir, model, rules)
     child.sendline("first")
-    child.expect(r"Approve\? \[y/n/l/d/s/w\]")
+    child.expect(r"Approve\? \[y/n/l/d/s/w(/a)?\]")
     child.sendline("w")
     child.expect(
         r"Approve write_file with path matching glob:drafts/\*\.txt for the rest of this session\? \[y/N\]"

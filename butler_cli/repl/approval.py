@@ -1,7 +1,9 @@
 """The approval prompt: what the person sees before a governed action runs, and their answer.
 
 ``y`` approve once · ``n`` deny (with an optional note the model sees) · ``l`` later (leave it
-parked) · ``d`` details (every argument in full). Enter alone repeats the question; Ctrl-C or
+parked) · ``d`` details (every argument in full) · ``s``/``w`` approve for this session · ``a``
+always allow this here (a kept approval, ``butler grants``; never offered for a call the policy
+asks about every time). Enter alone repeats the question; Ctrl-C or
 end of input means "later": nothing runs, nothing is lost.
 
 What the panel shows can be neither spoofed nor cut (``butler_cli.ui.approval``), and a panel
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from butler_cli.app.chat import Answer
+from butler_cli.core.grants import Grant
 from butler_cli.core.park import ParkState
 from butler_cli.ui.approval import fold, panel
 from butler_cli.ui.markup import safe as escape
@@ -33,11 +36,13 @@ def show(console: Console, read_line: ReadLine, state: ParkState, *, whole: bool
     page(console, read_line, panel(state, whole=whole))
 
 
-def _choices(widen: dict[str, str]) -> tuple[str, str]:
-    keys = "y/n/l/d/s" + ("/w" if widen else "")
+def _choices(widen: dict[str, str], keepable: bool) -> tuple[str, str]:
+    keys = "y/n/l/d/s" + ("/w" if widen else "") + ("/a" if keepable else "")
     text = CHOICES + "  [s] approve for this session (these exact arguments)"
     if widen:
         text += "  [w] approve for this session, widened"
+    if keepable:
+        text += "  [a] always allow this here"
     return keys, text
 
 
@@ -51,7 +56,9 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
     from butler_cli.core.grants import Grant, canonical
 
     widen = _widen_of(state)
-    keys, choices = _choices(widen)
+    verdict = state.verdicts.get(state.approval.call_id)
+    keepable = verdict is not None and verdict.decision == "approve" and not verdict.ask_always
+    keys, choices = _choices(widen, keepable)
     try:
         show(console, read_line, state)
         console.print(escape(choices))
@@ -72,6 +79,12 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
                     console.print(escape(f"Granted for this session: {wide.describe()}"))
                     return Answer(approved=True, grant=wide)
                 continue
+            if choice == "a" and keepable:
+                kept = _keep(read_line, state, widen)
+                if kept is not None:
+                    console.print(escape(f"Kept for {state.context.cwd}: {kept.describe()}"))
+                    return Answer(approved=True, keep=kept)
+                continue
             if choice in ("n", "no"):
                 note = read_line("Note for the model (optional, Enter to skip): ").strip()
                 return Answer(approved=False, note=note or None)
@@ -85,3 +98,22 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
         console.print()
     console.print(f"Left parked. Decide later with: butler resume {state.id}")
     return None
+
+
+def _keep(read_line: ReadLine, state: ParkState, widen: dict[str, str]) -> Grant | None:
+    """What the person keeps: exactly this call, or — only where the policy offered to widen
+    it — the patterns shown here first. None: they thought better of it (asked again)."""
+    from butler_cli.core.grants import Grant, canonical
+
+    exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
+    folder = visible(state.context.cwd)
+    if widen:
+        wide = Grant(state.approval.tool, patterns=tuple(sorted(widen.items())))
+        question = (
+            f"Always allow here ({folder}): [e] {visible(exact.describe())}  "
+            f"[w] {visible(wide.describe())}? [e/w/N] "
+        )
+        answer = read_line(question).strip().lower()
+        return exact if answer == "e" else wide if answer == "w" else None
+    question = f"Always allow {visible(exact.describe())} in {folder}? [y/N] "
+    return exact if read_line(question).strip().lower() in ("y", "yes") else None

@@ -68,7 +68,13 @@ class AuditLog:
         came of it (ran, refused, declined, needs its own approval, …)."""
         self._write("resume", park, tool, args, verdict=verdict, reason=reason, outcome=outcome)
 
-    def record_grant(self, *, number: int, tool: str, scope: str, args: dict[str, Any]) -> None:
-        """A person granted an approval for the rest of a chat session. ``scope`` is
-        "exact" or the argument names a widened grant covers — never their values."""
-        self._write("grant", None, tool, args, grant=number, scope=scope)
+    def record_grant(
+        self, *, number: int, tool: str, scope: str, args: dict[str, Any], kept: bool = False
+    ) -> None:
+        """A person granted an approval for the rest of a chat session (``kept``: kept for a
+        folder, ``butler grants``). ``scope`` is "exact" or the argument names a widened grant
+        covers — never their values."""
+        if kept:
+            self._write("kept", None, tool, args, kept=number, scope=scope)
+        else:
+            self._write("grant", None, tool, args, grant=number, scope=scope)
