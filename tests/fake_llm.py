@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,6 +22,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # think this long before answering (a spinner gets drawn)
     hold_after: int | None = None  # send N frames, then wait for FakeLLM.release
+    raw: bytes | None = None  # a whole recorded HTTP response, sent byte for byte, then closed
 
 
 class FakeLLM:
@@ -30,6 +31,9 @@ class FakeLLM:
         self.requests: list[dict[str, Any]] = []
         #: Set by a test to let a held stream (``Reply.hold_after``) go on.
         self.release = threading.Event()
+        #: Set by a test to answer from the request itself (a replay of how a real server
+        #: reacts to what it is sent) instead of from ``replies``.
+        self.respond: Callable[[dict[str, Any]], Reply] | None = None
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,11 +53,18 @@ class FakeLLM:
                     }
                 )
                 reply = (
-                    fake.replies.pop(0)
+                    fake.respond(body)
+                    if fake.respond is not None
+                    else fake.replies.pop(0)
                     if fake.replies
                     else Reply(500, body={"error": {"message": "no reply queued"}})
                 )
                 time.sleep(reply.delay_s)
+                if reply.raw is not None:
+                    self.wfile.write(reply.raw)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
                 if reply.body is not None:
                     data = json.dumps(reply.body).encode()
                     self.send_response(reply.status)

@@ -30,7 +30,11 @@ def dump(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 def tokens_of(report: TaskReport) -> tuple[int, int]:
-    return sum(u.input_tokens for u in report.usage), sum(u.output_tokens for u in report.usage)
+    # the store keeps counts; a call whose server did not report usage adds nothing to them
+    return (
+        sum(u.input_tokens or 0 for u in report.usage),
+        sum(u.output_tokens or 0 for u in report.usage),
+    )
 
 
 def meta_of(butler: Butler) -> dict[str, str]:

@@ -3,6 +3,8 @@ aliases from the config."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from butler_cli.cli.options import Json
 
 
@@ -14,18 +16,19 @@ def models(json_out: Json = False) -> None:
     from butler_cli.app.config import load_config
     from butler_cli.cli import render
     from butler_cli.providers import REMOTE
-    from butler_cli.providers.options import SUPPORTED
+    from butler_cli.providers.options import DEFAULTS, SUPPORTED
     from butler_cli.store.stored_keys import key_names
 
     config = load_config()
     stored = set(key_names())
-    providers = [
+    providers: list[dict[str, Any]] = [
         {
             "provider": "scripted",
             "spec": "scripted:PATH",
             "base_url": None,
             "key": "none needed",
             "options": sorted(SUPPORTED["scripted"]),
+            "defaults": {},
         }
     ]
     for kind in REMOTE:
@@ -46,13 +49,15 @@ def models(json_out: Json = False) -> None:
                 "base_url": (settings.base_url if settings else None) or kind.base_url,
                 "key": key,
                 "options": sorted(SUPPORTED[kind.name]),
+                "defaults": DEFAULTS.get(kind.name, {}),
             }
         )
     if json_out:
         render.print_json({"providers": providers, "aliases": config.aliases})
         return
     for p in providers:
-        print(f"{p['spec']:<26} server {p['base_url'] or 'default'} · key {p['key']}")
+        sent = "".join(f" · {k} {v} unless -o {k}" for k, v in p["defaults"].items())
+        print(f"{p['spec']:<26} server {p['base_url'] or 'default'} · key {p['key']}{sent}")
     if config.aliases:
         print("aliases:")
         for alias, spec in config.aliases.items():

@@ -36,17 +36,29 @@ class ModelRequest:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
+    """Tokens one model call used. A server that does not report them leaves them ``None``:
+    unknown, never shown or counted as 0."""
+
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
-    def to_dict(self) -> dict[str, int]:
+    @classmethod
+    def unknown(cls) -> Usage:
+        """The usage of a call whose server did not report it."""
+        return cls(None, None)
+
+    @property
+    def known(self) -> bool:
+        return self.input_tokens is not None or self.output_tokens is not None
+
+    def to_dict(self) -> dict[str, int | None]:
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
+            "cache_read_tokens": self.cache_read_tokens if self.known else None,
+            "cache_write_tokens": self.cache_write_tokens if self.known else None,
         }
 
 

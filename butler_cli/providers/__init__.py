@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.provider_settings import ProviderSettings as ProviderSettings
-from butler_cli.providers.options import OptionValue, check_options
+from butler_cli.providers.options import DEFAULTS, OptionValue, check_options
 
 if TYPE_CHECKING:  # a provider is built after the chat's first prompt: no pydantic before
     from butler_cli.core.provider import Provider
@@ -77,7 +77,7 @@ class RemoteKind:
             key_env,
             self.key_required,
             key_file,
-            tuple(sorted((options or {}).items())),
+            tuple(sorted({**DEFAULTS.get(self.name, {}), **(options or {})}.items())),
         )
         return self.adapter(endpoint)
 

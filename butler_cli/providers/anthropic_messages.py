@@ -12,7 +12,7 @@ from typing import Any
 
 from butler_cli.core.messages import Message, ToolUseBlock, model_call
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import RemoteModel, mark_started
+from butler_cli.providers.remote import RemoteModel, StreamFailure, mark_started, stream_failure
 
 #: The longest answer asked for when no ``-o max_tokens`` is given: each model family's own
 #: output limit (first matching prefix), so an answer is never cut short by us. A model we do
@@ -104,14 +104,19 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
     text: list[str] = []
     blocks: dict[int, dict[str, Any]] = {}
     stop: str | None = None
+    stopped = False  # message_stop arrived: the answer is whole
     usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    reported = False
     started = False
     try:
         for event in events:
             started = True
             kind = getattr(event, "type", "")
-            if kind == "message_start":
-                u = event.message.usage
+            if kind == "message_stop":
+                stopped = True
+            elif kind == "message_start":
+                u = getattr(event.message, "usage", None)
+                reported = reported or getattr(u, "input_tokens", None) is not None
                 usage["input"] = getattr(u, "input_tokens", 0) or 0
                 usage["cache_read"] = getattr(u, "cache_read_input_tokens", 0) or 0
                 usage["cache_write"] = getattr(u, "cache_creation_input_tokens", 0) or 0
@@ -132,11 +137,15 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
                 stop = getattr(event.delta, "stop_reason", None) or stop
                 out = getattr(getattr(event, "usage", None), "output_tokens", None)
                 if out:
-                    usage["output"] = out
+                    usage["output"], reported = out, True
     except Exception as exc:
         if started:
             mark_started(exc)
         raise
+    if stop is None and not stopped:
+        raise StreamFailure(
+            "the server ended the stream before the answer was complete", early_end=True
+        )
     calls: list[ToolUseBlock] = []
     malformed: dict[int, str] = {}
     for index in sorted(blocks):
@@ -153,7 +162,9 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
         "".join(text),
         calls,
         _STOP.get(stop or "", "end_turn"),
-        Usage(usage["input"], usage["output"], usage["cache_read"], usage["cache_write"]),
+        Usage(usage["input"], usage["output"], usage["cache_read"], usage["cache_write"])
+        if reported
+        else Usage.unknown(),
         malformed,
     )
 
@@ -175,4 +186,8 @@ class AnthropicModel(RemoteModel):
 
     def stream(self, request: ModelRequest) -> ModelResponse:
         body = to_wire(request, self.endpoint.model, self.endpoint.options)
-        return read_events(self.client().messages.create(stream=True, **body), request.on_text)
+        events = self.client().messages.create(stream=True, **body)
+        try:
+            return read_events(events, request.on_text)
+        except StreamFailure as exc:
+            raise stream_failure(str(exc), exc.early_end, self.endpoint) from exc

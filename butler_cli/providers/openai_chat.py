@@ -8,26 +8,13 @@ the loop only ever sees whole calls. The SDK is imported on first use (it takes 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
-from butler_cli.core.messages import (
-    Message,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    model_call,
-)
-from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import RemoteModel, mark_started
-
-_STOP: dict[str, StopReason] = {
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-}
+from butler_cli.core.messages import Message, TextBlock, ToolResultBlock
+from butler_cli.core.provider import ModelRequest, ModelResponse
+from butler_cli.providers.chat_stream import read_stream
+from butler_cli.providers.remote import RemoteModel, StreamFailure, mark_started, stream_failure
 
 
 def to_wire(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -60,7 +47,8 @@ def to_wire(request: ModelRequest, model: str) -> dict[str, Any]:
 
 def _message(message: Message) -> list[dict[str, Any]]:
     if message.role == "assistant":
-        out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        # "" and never null: llama.cpp's server answers HTTP 500 to a null content
+        out: dict[str, Any] = {"role": "assistant", "content": message.text}
         calls = message.tool_calls
         if calls:
             out["tool_calls"] = [
@@ -91,68 +79,6 @@ def _message(message: Message) -> list[dict[str, Any]]:
     return wire
 
 
-def read_stream(chunks: Any, on_text: Callable[[str], None] | None = None) -> ModelResponse:
-    """Assemble streamed chunks into one response; calls only once their arguments are whole."""
-    text: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    finish: str | None = None
-    usage = Usage()
-    started = False
-    try:
-        for chunk in chunks:
-            started = True
-            if getattr(chunk, "usage", None):
-                usage = _usage(chunk.usage)
-            for choice in chunk.choices or []:
-                delta = choice.delta
-                if delta is not None and delta.content:
-                    text.append(delta.content)
-                    if on_text is not None:
-                        on_text(delta.content)
-                for tc in (delta.tool_calls or []) if delta is not None else []:
-                    slot = calls.setdefault(tc.index, {"id": None, "name": "", "args": []})
-                    if tc.id:
-                        slot["id"] = tc.id
-                    if tc.function is not None:
-                        if tc.function.name:
-                            slot["name"] += tc.function.name
-                        if tc.function.arguments:
-                            slot["args"].append(tc.function.arguments)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-    except Exception as exc:
-        if started:
-            mark_started(exc)
-        raise
-    tool_calls: list[ToolUseBlock] = []
-    malformed: dict[int, str] = {}
-    for index in sorted(calls):
-        slot = calls[index]
-        call_id = slot["id"] or ""  # a missing id gets one in the loop (vet_calls)
-        raw = "".join(slot["args"]) or "{}"
-        try:
-            args = json.loads(raw)
-            if not isinstance(args, dict):
-                raise ValueError("not an object")
-        except ValueError as exc:
-            args, malformed[len(tool_calls)] = {}, f"bad JSON in the arguments ({exc})"
-        tool_calls.append(model_call(call_id, slot["name"], args))
-    stop = _STOP.get(finish or "", "end_turn")
-    if tool_calls and stop == "end_turn" and finish is None:
-        stop = "tool_use"
-    return ModelResponse("".join(text), tool_calls, stop, usage, malformed)
-
-
-def _usage(raw: Any) -> Usage:
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", 0) if details is not None else 0
-    return Usage(
-        input_tokens=getattr(raw, "prompt_tokens", 0) or 0,
-        output_tokens=getattr(raw, "completion_tokens", 0) or 0,
-        cache_read_tokens=cached or 0,
-    )
-
-
 class OpenAIChatModel(RemoteModel):
     """A model behind Chat Completions (``openai:``, ``ollama:``, ``openai-compatible:``)."""
 
@@ -177,5 +103,29 @@ class OpenAIChatModel(RemoteModel):
                 name = "max_completion_tokens"
             body[name] = value
         body.pop("stream")
-        chunks = self.client().chat.completions.create(stream=True, **body)
-        return read_stream(chunks, request.on_text)
+        # the raw event lines (the SDK sends the request and raises for an error status), so
+        # the stream is read as each server really sends it: see chat_stream
+        create = self.client().chat.completions.with_streaming_response.create
+        with create(stream=True, **body) as response:
+            lines = _Lines(response.iter_lines())
+            try:
+                return read_stream(lines, request.on_text)
+            except StreamFailure as exc:
+                raise stream_failure(str(exc), exc.early_end, self.endpoint) from exc
+            except Exception as exc:
+                if lines.started:  # a failure after the first byte is never retried
+                    mark_started(exc)
+                raise
+
+
+class _Lines:
+    """The stream's lines, noting whether any arrived."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self.started = False
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._lines:
+            self.started = True
+            yield line

@@ -58,3 +58,13 @@ def check_options(provider: str, options: Mapping[str, OptionValue]) -> dict[str
         if key not in taken:
             raise UsageError(f"{provider} does not take the model option '{key}'")
     return dict(options)
+
+
+#: What a provider is asked for when no `-o` says otherwise. A local model's server has no
+#: output limit of its own (a small model can ramble for minutes), so the Chat Completions
+#: servers one runs oneself get one; `-o max_tokens N` replaces it. Not recorded in a park:
+#: a resume gets the default of its own time.
+DEFAULTS: dict[str, dict[str, OptionValue]] = {
+    "ollama": {"max_tokens": 4096},
+    "openai-compatible": {"max_tokens": 4096},
+}

@@ -138,6 +138,29 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
     return error if masked == error.message else ModelError(masked, code=error.code)
 
 
+class StreamFailure(Exception):
+    """The stream itself said the answer failed: an ``error`` event, or an early end."""
+
+    def __init__(self, message: str, *, early_end: bool = False) -> None:
+        super().__init__(message)
+        self.early_end = early_end
+
+
+def stream_failure(message: str, early_end: bool, endpoint: Endpoint) -> ModelError:
+    """One line for a failure the stream itself reported (an error event inside a 200
+    stream) or showed (it ended before the answer was whole)."""
+    if early_end:
+        error = ModelError(f"{message} ({endpoint.where})", code="incomplete")
+    elif looks_like_context(message):
+        error = ModelError(
+            f"the conversation is too long for '{endpoint.model}' ({message})",
+            code="context_too_long",
+        )
+    else:
+        error = ModelError(f"{endpoint.provider} failed: {message}", code="provider_error")
+    return map_error(error, endpoint)
+
+
 def same_origin(a: str, b: str) -> bool:
     """Same scheme, host and port (default ports filled in)."""
     return origin(a) == origin(b)
@@ -182,7 +205,7 @@ def _mapped(exc: BaseException, endpoint: Endpoint) -> ModelError:
             f"{endpoint.provider} kept rate limiting the request; try again later",
             code="rate_limited",
         )
-    if status in (400, 413) and _looks_like_context(detail):
+    if status in (400, 413) and looks_like_context(detail):
         return ModelError(
             f"the conversation is too long for '{endpoint.model}' ({detail})",
             code="context_too_long",
@@ -220,6 +243,9 @@ def _detail(exc: BaseException) -> str:
     return (text or type(exc).__name__)[:300]
 
 
-def _looks_like_context(detail: str) -> bool:
+def looks_like_context(detail: str) -> bool:
+    """Whether a server's message says the conversation does not fit the model's context
+    (OpenAI, vLLM and llama.cpp: "maximum context length"; LM Studio: "greater than the
+    context length"; Anthropic: "prompt is too long")."""
     lowered = detail.lower()
     return any(w in lowered for w in ("context", "too long", "maximum", "too many tokens"))

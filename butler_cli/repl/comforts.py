@@ -44,15 +44,36 @@ PRICES: dict[str, tuple[float, float, float]] = {
 
 @dataclass
 class Tally:
-    """Tokens spent this session, per model spec: [in, out, cached]."""
+    """Tokens spent this session, per model spec: [in, out, cached, calls whose server did
+    not report usage]. An unreported call is counted as unknown, never as 0 tokens."""
 
     spent: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, model: str, usage: Usage) -> None:
-        row = self.spent.setdefault(model, [0, 0, 0])
-        row[0] += usage.input_tokens
-        row[1] += usage.output_tokens
+        row = self.spent.setdefault(model, [0, 0, 0, 0])
+        if not usage.known:
+            row[3] += 1
+            return
+        row[0] += usage.input_tokens or 0
+        row[1] += usage.output_tokens or 0
         row[2] += usage.cache_read_tokens
+
+
+def turn_usage(usage: list[Usage]) -> str | None:
+    """The line after a chat turn: its model calls and tokens, or None for a turn that
+    spent none (the scripted model). Calls whose server did not say are "unknown"."""
+    spent = [u for u in usage if u.known and (u.input_tokens or u.output_tokens)]
+    unknown = sum(1 for u in usage if not u.known)
+    if not spent and not unknown:
+        return None
+    if not spent:
+        return f"{unknown} model call(s) · tokens unknown (the server did not report usage)"
+    tokens_in = sum(u.input_tokens or 0 for u in spent)
+    tokens_out = sum(u.output_tokens or 0 for u in spent)
+    cached = sum(u.cache_read_tokens for u in spent)
+    line = f"{len(spent) + unknown} model call(s) · {tokens_in} tokens in ({cached} cached)"
+    line += f" · {tokens_out} out"
+    return line + (f" · {unknown} call(s) did not report usage" if unknown else "")
 
 
 def clear(repl: ChatRepl, arg: str) -> None:
@@ -91,10 +112,16 @@ def cost(repl: ChatRepl, arg: str) -> None:
         return
     total = 0.0
     priced = False
-    for spec, (tokens_in, tokens_out, cached) in tally.spent.items():
+    for spec, (tokens_in, tokens_out, cached, unknown) in tally.spent.items():
         line = f"  {spec}: {tokens_in} tokens in ({cached} cached) · {tokens_out} out"
+        if unknown:
+            line += f" · {unknown} call(s) with usage unknown (not reported by the server)"
+            if unknown and not (tokens_in or tokens_out):
+                line = (
+                    f"  {spec}: tokens unknown ({unknown} call(s); the server did not report usage)"
+                )
         price = PRICES.get(spec)
-        if price is not None:
+        if price is not None and not unknown:
             dollars = (
                 max(tokens_in - cached, 0) * price[0] + cached * price[1] + tokens_out * price[2]
             ) / 1e6

@@ -303,23 +303,22 @@ class ChatRepl:
         self.render(report)
 
     def render(self, report: TaskReport) -> None:
+        from butler_cli.core.loop import CUT_MARKER
+        from butler_cli.repl.comforts import turn_usage
         from butler_cli.repl.markup import markdown
 
         self.progress.stop()
         shown = getattr(self.progress, "streamed", False)  # already rendered as it streamed
         if report.text and report.status != "parked" and not shown:
             self.console.print(markdown(report.text))
-        spent = [u for u in report.usage if u.input_tokens or u.output_tokens]
-        for used in spent:
-            self.tally.add(self.butler.model_spec, used)
-        if spent:
-            tokens_in = sum(u.input_tokens for u in spent)
-            tokens_out = sum(u.output_tokens for u in spent)
-            cached = sum(u.cache_read_tokens for u in spent)
-            self.console.print(
-                f"[dim]{len(spent)} model call(s) · {tokens_in} tokens in "
-                f"({cached} cached) · {tokens_out} out[/dim]"
-            )
+        if shown and report.stop_reason == "max_tokens":  # streamed without the marker
+            self.console.out(CUT_MARKER, highlight=False)
+        for used in report.usage:
+            if not used.known or used.input_tokens or used.output_tokens:
+                self.tally.add(self.butler.model_spec, used)
+        line = turn_usage(report.usage)
+        if line is not None:
+            self.console.print(f"[dim]{line}[/dim]")
         if report.status == "failed":
             self.console.print(f"[red]failed:[/red] {escape(report.error or 'unknown error')}")
         elif report.status == "limit":
