@@ -34,31 +34,30 @@ def calls_sent(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for m in body["messages"] for c in m.get("tool_calls") or []]
 
 
+def read_notes(capture: str, fake: FakeLLM, butler: Any, workdir: Path, provider: str) -> Any:
+    """Replay ``capture`` (calls that read notes.txt), then a plain answer; the run must
+    end done, with the file's text as the first result."""
+    (workdir / "notes.txt").write_text("buy oat milk")
+    fake.replies = [replay(capture), Reply(events=openai_stream("ok"))]
+    r = butler("run", *local(fake, provider), "what do I need?", "--json")
+    assert r.returncode == 0, r.stderr
+    assert tool_results(r.stdout)[0]["content"] == "buy oat milk"
+    return r
+
+
 # -- Ollama -----------------------------------------------------------------------------------
 def test_ollama_parallel_calls_all_at_index_0_are_two_calls(fake, butler, workdir) -> None:
-    (workdir / "notes.txt").write_text("buy oat milk")
-    fake.replies = [
-        replay("ollama/parallel-calls-all-index-0.sse"),
-        Reply(events=openai_stream("ok")),
-    ]
-    r = butler("run", *local(fake, "ollama"), "what do I need?", "--json")
-    assert r.returncode == 0, r.stderr
-    results = tool_results(r.stdout)
-    assert [x["is_error"] for x in results] == [False, False], results
-    assert results[0]["content"] == "buy oat milk"
+    r = read_notes("ollama/parallel-calls-all-index-0.sse", fake, butler, workdir, "ollama")
+    assert [x["is_error"] for x in tool_results(r.stdout)] == [False, False]
     sent = calls_sent(fake.requests[1]["body"])
     assert [c["function"]["name"] for c in sent] == ["read_file", "now"]
     assert [c["id"] for c in sent] == ["call_k1v0bq3z", "call_9x2mfw7a"]
 
 
 def test_ollama_call_without_index_ending_with_stop_still_runs(fake, butler, workdir) -> None:
-    (workdir / "notes.txt").write_text("buy oat milk")
-    fake.replies = [replay("ollama/no-index-finish-stop.sse"), Reply(events=openai_stream("ok"))]
-    r = butler("run", *local(fake, "ollama"), "what do I need?", "--json")
-    assert r.returncode == 0, r.stderr
+    r = read_notes("ollama/no-index-finish-stop.sse", fake, butler, workdir, "ollama")
     [rep] = json_lines(r.stdout)
     assert rep["text"] == "ok" and rep["rounds"] == 1
-    assert tool_results(r.stdout)[0]["content"] == "buy oat milk"
     assert rep["usage"][0]["input_tokens"] is None  # not reported: unknown, never 0
 
 
@@ -84,14 +83,7 @@ def test_vllm_error_inside_a_200_stream_fails_the_task(fake, butler) -> None:
 
 # -- LM Studio --------------------------------------------------------------------------------
 def test_lmstudio_empty_id_gets_one_and_pieces_join(fake, butler, workdir) -> None:
-    (workdir / "notes.txt").write_text("buy oat milk")
-    fake.replies = [
-        replay("lmstudio/empty-id-args-in-pieces.sse"),
-        Reply(events=openai_stream("ok")),
-    ]
-    r = butler("run", *local(fake), "what do I need?", "--json")
-    assert r.returncode == 0, r.stderr
-    assert tool_results(r.stdout)[0]["content"] == "buy oat milk"
+    read_notes("lmstudio/empty-id-args-in-pieces.sse", fake, butler, workdir, "openai-compatible")
     [sent] = calls_sent(fake.requests[1]["body"])
     assert sent["id"] and fake.requests[1]["body"]["messages"][-1]["tool_call_id"] == sent["id"]
 
@@ -119,14 +111,8 @@ def test_a_stream_ended_early_is_a_failure_not_an_answer(capture, fake, butler) 
 
 
 def test_a_call_with_no_finish_reason_but_done_stands(fake, butler, workdir) -> None:
-    (workdir / "notes.txt").write_text("buy oat milk")
-    fake.replies = [
-        replay("generic/call-without-finish-then-done.sse"),
-        Reply(events=openai_stream("ok")),
-    ]
-    r = butler("run", *local(fake), "what do I need?", "--json")
-    assert r.returncode == 0, r.stderr
-    assert tool_results(r.stdout)[0]["content"] == "buy oat milk"
+    capture = "generic/call-without-finish-then-done.sse"
+    read_notes(capture, fake, butler, workdir, "openai-compatible")
 
 
 def test_anthropic_stream_cut_before_message_stop_is_a_failure(fake, butler) -> None:

@@ -114,12 +114,10 @@ def cost(repl: ChatRepl, arg: str) -> None:
     priced = False
     for spec, (tokens_in, tokens_out, cached, unknown) in tally.spent.items():
         line = f"  {spec}: {tokens_in} tokens in ({cached} cached) · {tokens_out} out"
-        if unknown:
+        if unknown and not (tokens_in or tokens_out):
+            line = f"  {spec}: tokens unknown ({unknown} call(s); the server did not report usage)"
+        elif unknown:
             line += f" · {unknown} call(s) with usage unknown (not reported by the server)"
-            if unknown and not (tokens_in or tokens_out):
-                line = (
-                    f"  {spec}: tokens unknown ({unknown} call(s); the server did not report usage)"
-                )
         price = PRICES.get(spec)
         if price is not None and not unknown:
             dollars = (
