@@ -34,6 +34,8 @@ class FakeLLM:
         #: Set by a test to answer from the request itself (a replay of how a real server
         #: reacts to what it is sent) instead of from ``replies``.
         self.respond: Callable[[dict[str, Any]], Reply] | None = None
+        #: What GET /v1/models (and /models) lists, in both providers' shape.
+        self.models: list[str] = ["gpt-test", "gpt-test-mini"]
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -41,6 +43,45 @@ class FakeLLM:
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:
+                fake.requests.append(
+                    {
+                        "method": "GET",
+                        "path": self.path,
+                        "body": None,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                    }
+                )
+                if self.path.split("?")[0].rstrip("/").endswith("/models"):
+                    listed = [
+                        {
+                            "id": m,
+                            "object": "model",
+                            "created": 0,
+                            "owned_by": "fake",
+                            "type": "model",
+                            "display_name": m,
+                            "created_at": "2026-01-01T00:00:00Z",
+                        }
+                        for m in fake.models
+                    ]
+                    body = {
+                        "object": "list",
+                        "data": listed,
+                        "has_more": False,
+                        "first_id": None,
+                        "last_id": None,
+                    }
+                    status = 200
+                else:
+                    body, status = {"error": {"message": "not found"}}, 404
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))

@@ -188,3 +188,44 @@ def test_a_lone_option_word_is_a_usage_error_and_runs_nothing(fake, butler) -> N
     r = butler("run", *flags, "hi", "-o", "temperature", env={"OPENAI_API_KEY": KEY})
     assert r.returncode == 2 and "-o takes KEY VALUE" in r.stderr
     assert fake.requests == []
+
+
+def test_models_lists_what_a_provider_offers_cached_briefly(fake, butler, butler_home) -> None:
+    """`butler models openai` asks the server's /models (through the SDK, with the key), shows
+    each as the spec --model takes, marks the aliases, and asks again only after 10 minutes
+    or with --refresh; the cache holds ids, never the key."""
+    fake.models = ["gpt-test", "gpt-test-mini", "o-test"]
+    assert butler("config", "set", "aliases.fast", "openai:gpt-test-mini").returncode == 0
+    flags = ["--base-url", fake.url + "/v1"]
+    env = {"OPENAI_API_KEY": KEY}
+    r = butler("models", "openai", *flags, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "openai:gpt-test",
+        "openai:gpt-test-mini   (alias: fast)",
+        "openai:o-test",
+    ]
+    [asked] = fake.requests
+    assert asked["path"] == "/v1/models" and asked["headers"]["authorization"] == f"Bearer {KEY}"
+    again = butler("models", "openai", *flags, "--json", env=env)
+    listed = json.loads(again.stdout)
+    assert listed["models"] == ["openai:gpt-test", "openai:gpt-test-mini", "openai:o-test"]
+    assert listed["cached_s"] is not None and listed["aliases"] == {"fast": "openai:gpt-test-mini"}
+    assert len(fake.requests) == 1  # from the cache
+    cache = butler_home / "models-cache.json"
+    assert KEY not in cache.read_text() and oct(cache.stat().st_mode & 0o777) == "0o600"
+    assert butler("models", "openai", *flags, "--refresh", env=env).returncode == 0
+    assert len(fake.requests) == 2
+    fake.requests.clear()
+    r = butler("models", "anthropic", "--base-url", fake.url, env=ANTHROPIC)
+    assert r.returncode == 0 and "anthropic:o-test" in r.stdout, r.stderr
+    missing = butler("models", "openai", "--base-url", fake.url + "/v1", "--refresh")
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert butler("models", "scripted").returncode == 2
+
+
+def test_models_shows_each_providers_options_as_the_readme_says(butler) -> None:
+    shown = butler("models").stdout
+    assert "options: max_tokens, temperature, top_k, top_p" in shown  # anthropic
+    assert "options: max_tokens, seed, temperature, top_p" in shown  # the Chat Completions ones
+    assert "butler models PROVIDER" in shown

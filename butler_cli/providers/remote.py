@@ -98,6 +98,13 @@ class RemoteModel:
     def complete(self, request: ModelRequest) -> ModelResponse:
         return with_retries(lambda: self.stream(request), self.endpoint, self._notice)
 
+    def offered(self) -> list[str]:
+        """The ids of the models the server lists (its ``/models``), through the SDK."""
+        try:
+            return sorted({str(m.id) for m in self.client().models.list()})
+        except Exception as exc:
+            raise map_error(exc, self.endpoint) from exc
+
 
 def with_retries(call: Callable[[], T], endpoint: Endpoint, notice: Callable[[str], None]) -> T:
     """Run ``call``; a 429 before any output is retried with backoff, a bounded number of times.
