@@ -85,11 +85,13 @@ class FakeLLM:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 fake.requests.append(
                     {
                         "path": self.path,
                         "body": body,
+                        "raw": raw,
                         "headers": {k.lower(): v for k, v in self.headers.items()},
                     }
                 )
