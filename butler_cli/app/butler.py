@@ -16,12 +16,13 @@ from butler_cli.app.audit import AuditObserver
 from butler_cli.app.config import Config, load_config, resolve_options
 from butler_cli.app.decisions import check_ledger, decision_for, now_iso, record_decision
 from butler_cli.app.masking import MaskingProvider
+from butler_cli.app.mcp_servers import start_mcp
 from butler_cli.app.notify import Notifier
 from butler_cli.app.options import MODEL_ENV, RunOptions
 from butler_cli.app.protected import policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
-from butler_cli.core.errors import UsageError
+from butler_cli.core.errors import ToolUnavailable, UsageError
 from butler_cli.core.loop import (
     LoopConfig,
     LoopObserver,
@@ -52,25 +53,13 @@ from butler_cli.tools.masking import MaskingToolbox
 if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, GrantBook
     from butler_cli.core.park import Decision, ParkState, RunContext
+    from butler_cli.core.toolsets import Toolset
     from butler_cli.store.parks import ParkStore
     from butler_cli.tools.mcp import McpHub
 
 #: Gives each task of a batch its own observer (e.g. progress output), or None; the third
 #: argument is the task's conversation id (None when the store could not be written).
 ObserverFactory = Callable[[int, str, str | None], LoopObserver | None]
-
-
-def start_mcp(settings: Config) -> McpHub | None:
-    """Start the configured MCP servers; one that fails is named (a notice) and left out."""
-    if not settings.mcp:
-        return None
-    from butler_cli.core.notices import notice
-    from butler_cli.tools.mcp import McpHub, servers_from
-
-    hub = McpHub(servers_from(settings.mcp)).start()
-    for name, problem in hub.failures.items():
-        notice(f"MCP server '{name}' did not start ({problem}); going on without it")
-    return hub
 
 
 DEFAULT_PERSONA = (
@@ -137,6 +126,15 @@ class Butler:
         self.config = replace(
             config, system=system_prompt(self.block, self.persona, self.instructions.text)
         )
+        protected = protected_paths(
+            home, [policy_file, policy_file_of(policy.spec), *policy.files], settings
+        )
+        mcp_sets: list[Toolset] = []
+        if mcp is not None:
+            from butler_cli.tools.mcp import mcp_toolsets
+
+            mcp.hide(protected)  # before any server starts: they never see the gate's files
+            mcp_sets = [t for _, t in mcp_toolsets(mcp, policy.classify, policy.governs)]
         self.toolbox = MaskingToolbox(
             [
                 MemoryTools(memory).toolset(),
@@ -144,17 +142,16 @@ class Butler:
                     cwd,
                     home,
                     policy.classify,
-                    protected=protected_paths(
-                        home, [policy_file, policy_file_of(policy.spec), *policy.files], settings
-                    ),
+                    protected=protected,
                     allowed_roots=allowed_roots,
                     smtp=smtp,
                     sandbox=settings.sandbox if settings is not None else None,
                 ),
-                *(mcp.toolsets(policy.classify, policy.governs) if mcp is not None else []),
+                *mcp_sets,
             ]
         )
         self.mcp = mcp
+        self._told: set[str] = set()
         self._conversations: ConversationStore | None = None
         #: The [hooks]: fired once per report, by run_task and resume, after the lock is let go.
         self.notifier = Notifier.from_config(settings.hooks if settings is not None else None)
@@ -231,7 +228,7 @@ class Butler:
             opts.base_url,
             settings.allowed_roots(),
             settings.smtp,
-            start_mcp(settings),
+            start_mcp(settings, home),
             recorded_block,
             settings=settings,
             model_options=opts.model_options,
@@ -314,6 +311,7 @@ class Butler:
         ``prompt`` is what the model is sent for it when that is more than the task's words
         (attached context); the park and the report keep the task as the person typed it.
         ``conversation`` (its id in the store) is what the [hooks] are told it belongs to."""
+        self._tell_mcp_failures()
         outcome = run_loop(
             self.model(),
             self.toolbox,
@@ -327,10 +325,9 @@ class Butler:
         return report
 
     def close(self) -> None:
-        """Stop the MCP servers and close the memory database (safe to call twice)."""
-        if self.mcp is not None:
-            self.mcp.close()
-            self.mcp = None
+        """Close the memory database (safe to call twice). The MCP servers are the process's:
+        they stop when it ends, so a chat's approvals or the inbox's decisions reuse them."""
+        self.mcp = None
         self.memory.close()
         if self._conversations is not None:
             self._conversations.close()
@@ -340,6 +337,38 @@ class Butler:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _tell_mcp_failures(self) -> None:
+        """Name each MCP server that could not be listed (once per butler)."""
+        for name, problem in (self.mcp.failures if self.mcp is not None else {}).items():
+            if name not in self._told:
+                self._told.add(name)
+                notice(
+                    f"MCP server '{name}' did not start ({problem}); going on without it "
+                    f"(its stderr: {self.mcp.log_dir / name}.log)"  # type: ignore[union-attr]
+                )
+
+    def _check_reachable(self, state: ParkState) -> None:
+        """The approved call's tool must be able to run now (its MCP server started), or the
+        decision is not recorded: the park stays pending for a later resume."""
+        tool = state.approval.tool
+        problem = None
+        server = self.mcp.server_of(tool) if self.mcp is not None else None
+        if server is not None and self.mcp is not None:
+            from butler_cli.tools.mcp_hub import SEP, McpUnavailable
+
+            try:
+                if self.mcp.fresh(server, tool.removeprefix(server.name + SEP)) is None:
+                    problem = f"MCP server '{server.name}' no longer offers it"
+            except McpUnavailable as exc:
+                problem = str(exc)
+        if problem is None and self.toolbox.owner(tool) is None:
+            problem = "no tool of that name is offered now"
+        if problem is not None:
+            raise ToolUnavailable(
+                f"park {state.id} stays pending: '{tool}' cannot run now — {problem}. "
+                "Nothing ran and the approval is not used; resume it again when it can run"
+            )
 
     def made(self, state: ParkState) -> bool:
         """Whether this butler is the one the park was made with (same model, policy, folder,
@@ -360,6 +389,8 @@ class Butler:
         second decider (another process, another tab) waits for nothing and is refused."""
         with self.store.lock(park_id):
             state = self.store.load(park_id)
+            if decision_for(state, approved, note).approved:
+                self._check_reachable(state)  # else the approval would be spent on nothing
             decision = record_decision(self.store, self.audit, state, approved, note)
             report = self.continue_park(state, decision, observer)
             # The outcome joins the conversation the park was made in, whoever decided it.
@@ -376,6 +407,7 @@ class Butler:
         from butler_cli.store.parks import ParkJournal
 
         assert state.decision is not None
+        self._tell_mcp_failures()
         outcome = continue_after_decision(
             self.model(),
             self.toolbox,

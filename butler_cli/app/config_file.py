@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +135,10 @@ def _hooks(value: Any, path: str | Path) -> dict[str, Any]:
     return dict(value)
 
 
+#: What an [mcp.NAME] table may hold.
+MCP_KEYS = ("command", "url", "args", "env", "governed", "benign", "start_timeout", "sandbox")
+
+
 def _mcp(value: Any, path: str | Path) -> dict[str, dict[str, Any]]:
     if not isinstance(value, dict):
         raise _bad(path, "[mcp] must hold one [mcp.NAME] table per server")
@@ -143,8 +148,16 @@ def _mcp(value: Any, path: str | Path) -> dict[str, dict[str, Any]]:
             isinstance(table.get("command"), str) ^ isinstance(table.get("url"), str)
         ):
             raise _bad(path, f'{where} needs command = "program" (stdio) or url = "http…" (HTTP)')
-        if set(table) - {"command", "url", "args", "env", "governed", "benign"}:
-            raise _bad(path, f"{where} takes command or url, args, env, governed, benign")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,48}", name):
+            raise _bad(path, f"{where}: a server's name is letters, digits, _ and - (1 to 48)")
+        if set(table) - set(MCP_KEYS):
+            raise _bad(path, f"{where} takes {', '.join(MCP_KEYS)}")
+        timeout = table.get("start_timeout", 1)
+        number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+        if not number or not 0 < timeout <= 600:
+            raise _bad(path, f"{where} start_timeout must be a number of seconds (0 to 600)")
+        if not isinstance(table.get("sandbox", True), bool):
+            raise _bad(path, f"{where} sandbox must be true or false")
         benign = table.get("benign", [])
         if not (isinstance(benign, list) and all(isinstance(g, str) for g in benign)):
             raise _bad(path, f"{where} benign must be a list of tool globs")

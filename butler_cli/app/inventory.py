@@ -47,7 +47,10 @@ def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, To
 
 
 def tool_inventory(opts: RunOptions) -> list[dict[str, Any]]:
-    _, sources = offline_toolsets(opts)
+    """Every tool a run would offer — the MCP servers' too (from the tool cache, or listed
+    by starting the servers it lacks) — with its kind and default verdict."""
+    policy, sources = offline_toolsets(opts)
+    sources += mcp_sources(policy)
     rows = []
     for source, toolset in sources:
         for spec in toolset.specs():
@@ -64,3 +67,25 @@ def not_offered() -> list[str]:
     if load_config().smtp.get("host"):
         return []
     return ["send_email is not offered: no SMTP server is set (butler config set smtp.host HOST)"]
+
+
+def mcp_sources(policy: LoadedPolicy) -> list[tuple[str, Toolset]]:
+    """The MCP servers' toolsets, governed as in a run; a server that could not be listed is
+    named in a notice."""
+    from butler_cli.app.mcp_servers import start_mcp
+    from butler_cli.core.notices import notice
+    from butler_cli.tools.mcp import mcp_toolsets
+
+    config = load_config()
+    home = butler_home()
+    hub = start_mcp(config, home)
+    if hub is None:
+        return []
+    hub.hide(protected_paths(home, list(policy.files), config))
+    found = [
+        (f"mcp {server.name}", t)
+        for server, t in mcp_toolsets(hub, policy.classify, policy.governs)
+    ]
+    for name, problem in hub.failures.items():
+        notice(f"MCP server '{name}' did not start ({problem}); its tools are not listed")
+    return found

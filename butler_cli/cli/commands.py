@@ -110,7 +110,7 @@ COMMANDS: dict[str, Entry] = {
     "tools": Entry(
         _CLI + "tools",
         "app",
-        "The tools the butler offers: built-ins and plug-ins (butler.tools entry points).",
+        "The tools the butler offers: built-ins, plug-ins (butler.tools entry points) and MCP.",
     ),
     "schedule": Entry(
         _CLI + "schedule",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from butler_cli.cli.options import Json
@@ -28,10 +26,16 @@ benign = ["count"]                   # run without asking though the server does
 
 @app.command("list")
 def list_(json_out: Json = False) -> None:
-    """Start each configured server, list its tools, and say which wait for approval."""
+    """Start each configured server (side by side, each bounded by its start_timeout), list
+    its tools, refresh the tool cache, and say which tools wait for approval. Exits 1 when a
+    server fails to start (its stderr is in the log file named)."""
+    from dataclasses import asdict
+
     from butler_cli.app.config import config_path, load_config
+    from butler_cli.app.mcp_servers import mcp_states
     from butler_cli.cli import render
-    from butler_cli.tools.mcp import McpHub, servers_from
+    from butler_cli.core.errors import ExitCode
+    from butler_cli.ui.text import visible
 
     config = load_config()
     if not config.mcp:
@@ -40,29 +44,15 @@ def list_(json_out: Json = False) -> None:
         else:
             print(EXAMPLE.format(path=config_path()), end="")
         return
-    hub = McpHub(servers_from(config.mcp)).start()
-    try:
-        servers: list[dict[str, Any]] = []
-        for server in hub.servers:
-            tools = [
-                {
-                    "name": t.full_name,
-                    "kind": "governed" if t.governed else "benign",
-                    "hints": t.hints().strip(),
-                }
-                for t in hub.tools
-                if t.server is server
-            ]
-            state = (
-                f"failed: {hub.failures[server.name]}" if server.name in hub.failures else "running"
-            )
-            servers.append({"name": server.name, "state": state, "tools": tools})
-    finally:
-        hub.close()
+    servers = mcp_states(config)
     if json_out:
-        render.print_json({"servers": servers})
-        return
-    for s in servers:
-        print(f"{s['name']}: {s['state']}")
-        for t in s["tools"]:
-            print(f"  {t['name']:<32} {t['kind']:<9} {t['hints']}")
+        render.print_json({"servers": [asdict(s) for s in servers]})
+    else:
+        for s in servers:
+            print(visible(f"{s.name}: {s.state}"))
+            if s.failed:
+                print(visible(f"  its stderr: {s.log}"))
+            for t in s.tools:
+                print(visible(f"  {t.name:<32} {t.kind:<9} {t.hints}"))
+    if any(s.failed for s in servers):
+        raise typer.Exit(ExitCode.FAILED)

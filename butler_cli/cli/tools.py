@@ -8,7 +8,7 @@ from butler_cli.cli.options import Json
 
 app = typer.Typer(
     name="tools",
-    help="The tools the butler offers: built-ins and plug-ins (butler.tools entry points).",
+    help="The tools the butler offers: built-ins, plug-ins (butler.tools entry points) and MCP.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -16,7 +16,8 @@ app = typer.Typer(
 
 @app.command("list")
 def list_(json_out: Json = False) -> None:
-    """Every tool with its source and default verdict (MCP tools: see `butler mcp list`)."""
+    """Every tool with its source and default verdict, MCP servers' tools included (from the
+    tool cache; a server not in it is started to list them)."""
     from butler_cli.app.inventory import not_offered, tool_inventory
     from butler_cli.app.options import RunOptions
     from butler_cli.cli import render
@@ -25,7 +26,8 @@ def list_(json_out: Json = False) -> None:
     if json_out:
         render.print_json(rows)
         return
+    width = max([16, *(len(row["name"]) for row in rows)])  # MCP names run long
     for row in rows:
-        print(f"{row['name']:<16} {row['kind']:<9} {row['default']:<12} {row['source']}")
+        print(f"{row['name']:<{width}} {row['kind']:<9} {row['default']:<12} {row['source']}")
     for line in not_offered():
         print(line)

@@ -104,3 +104,11 @@ class StorageError(ButlerError):
 
     code = "storage"
     exit_code = ExitCode.FAILED
+
+
+class ToolUnavailable(ButlerError):
+    """The tool an approval is for cannot run now (its MCP server is gone or fails to start):
+    the decision is not recorded and the park stays pending, to be resumed again."""
+
+    code = "tool_unavailable"
+    exit_code = ExitCode.FAILED

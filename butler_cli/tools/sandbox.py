@@ -71,6 +71,19 @@ class Sandbox:
         profile = seatbelt_profile(roots, gits, masks, network)
         return [self.program, "-p", profile, *argv]
 
+    def wrap_server(self, argv: Sequence[str], cwd: Path, hidden: Iterable[Path]) -> list[str]:
+        """The argv that runs a long-lived server (an MCP server) with the butler's own files
+        hidden and everything else as it is: the whole file system writable (it is the
+        person's program, doing its job), the network kept, its own PID namespace and session
+        (it cannot see the butler, and it dies with it)."""
+        if self.program is None:
+            return list(argv)
+        everything = [Path("/")]
+        masks = _masks(hidden, everything)
+        if self.kind == "bubblewrap":
+            return [self.program, *bwrap_args(cwd, everything, [], masks, True), "--", *argv]
+        return [self.program, "-p", seatbelt_profile(everything, [], masks, True), *argv]
+
 
 @functools.cache
 def detect_sandbox() -> Sandbox:

@@ -1,0 +1,266 @@
+"""MCP servers as a user lives with them (issue 21): started lazily, in parallel, once per
+session, their tool lists cached in the home; a bounded start that kills what it started; start
+errors in one line; their stderr in a log; results capped; an approval never burnt on a server
+that is down; MCP tools in `butler tools list`; servers in the sandbox."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import call, json_lines, sleepers, tool_results
+from fake_llm import Reply, openai_stream
+from test_providers import run_args
+
+PROBE = Path(__file__).parent / "mcp_probe_server.py"
+
+
+def server_table(name: str, env: dict[str, str], *more: str, **extra: Any) -> str:
+    lines = [
+        f"[mcp.{name}]",
+        f"command = {json.dumps(sys.executable)}",
+        f"args = {json.dumps([str(PROBE), *more])}",
+        "env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + " }",
+    ]
+    extra.setdefault("start_timeout", 120)  # a loaded test machine starts Python slowly
+    lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
+    return "\n".join(lines) + "\n\n"
+
+
+def configure(home: Path, *tables: str) -> None:
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text("".join(tables))
+
+
+def starts(log: Path) -> int:
+    return len(log.read_text().split()) if log.exists() else 0
+
+
+@pytest.fixture
+def probe(butler_home: Path, tmp_path: Path) -> Path:
+    """One probe server; returns the file each of its starts is logged in."""
+    log = tmp_path / "probe-starts"
+    configure(butler_home, server_table("probe", {"PROBE_LOG": str(log), "SECRETISH": "s3cr3t"}))
+    return log
+
+
+def test_a_task_that_uses_no_mcp_tool_starts_no_server(butler, fake, probe, butler_home) -> None:
+    """The first run lists the server's tools (one start) and caches them; later runs send the
+    model the same specs from the cache and start nothing until a tool is called."""
+    fake.replies = [Reply(events=openai_stream("hi")) for _ in range(2)]
+    args, env = run_args("openai", fake)
+    assert butler("run", *args, "hello", env=env).returncode == 0
+    assert starts(probe) == 1
+    r = butler("run", *args, "hello again", env=env)
+    assert r.returncode == 0, r.stderr
+    assert starts(probe) == 1  # nothing started: the tools came from the cache
+    sent = [t["function"]["name"] for t in fake.requests[-1]["body"]["tools"]]
+    assert {"probe__echo", "probe__stamp"} <= set(sent)
+    fake.replies = [
+        Reply(events=openai_stream("", [("c1", "probe__echo", ['{"text":"ping"}'])])),
+        Reply(events=openai_stream("done")),
+    ]
+    r = butler("run", *args, "echo", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert tool_results(r.stdout)[0]["content"] == "ping"
+    assert starts(probe) == 2  # started when its tool was called
+
+
+def test_the_cache_is_a_home_file_tools_cannot_reach(butler, script, probe, butler_home) -> None:
+    """The cache holds env names, never their values, and is as off-limits as the park key."""
+    assert butler("run", "--model", script({"text": "k"}), "hi").returncode == 0
+    cache = butler_home / "mcp-tools.json"
+    text = cache.read_text()
+    assert "probe__echo" in text or '"echo"' in text
+    assert "SECRETISH" in text and "s3cr3t" not in text
+    model = script({"tool_calls": [call("read_file", "r", path=str(cache))]}, {"text": "k"})
+    r = butler("run", "--model", model, "peek", "--json")
+    result = tool_results(r.stdout)[0]
+    assert result["is_error"] and "echo" not in result["content"]
+
+
+def test_a_changed_server_is_listed_again(butler, fake, butler_home, tmp_path) -> None:
+    """The cache is keyed by the command, args and env names, and by the name and version the
+    server reports: a new version seen when it is started (for a call) refreshes the list."""
+    log, version = tmp_path / "starts", tmp_path / "version"
+    version.write_text("1.0")
+    env = {"PROBE_LOG": str(log), "PROBE_VERSION_FILE": str(version)}
+    configure(butler_home, server_table("probe", env))
+    args, fenv = run_args("openai", fake)
+
+    def tools_sent() -> set[str]:
+        return {t["function"]["name"] for t in fake.requests[-1]["body"]["tools"]}
+
+    fake.replies = [Reply(events=openai_stream("hi"))]
+    assert butler("run", *args, "a", env=fenv).returncode == 0
+    assert "probe__newer" not in tools_sent() and starts(log) == 1
+    version.write_text("2.0")  # upgraded in place: the same command, args and env
+    fake.replies = [
+        Reply(events=openai_stream("", [("c1", "probe__echo", ['{"text":"x"}'])])),
+        Reply(events=openai_stream("k")),
+    ]
+    assert butler("run", *args, "b", env=fenv).returncode == 0
+    assert starts(log) == 2
+    fake.replies = [Reply(events=openai_stream("hi"))]
+    assert butler("run", *args, "c", env=fenv).returncode == 0
+    assert "probe__newer" in tools_sent() and starts(log) == 2
+    # another argument is another server: listed afresh
+    configure(butler_home, server_table("probe", {**env, "PROBE_EXTRA": "1"}))
+    fake.replies = [Reply(events=openai_stream("hi"))]
+    assert butler("run", *args, "d", env=fenv).returncode == 0
+    assert starts(log) == 3
+
+
+def test_servers_are_listed_in_parallel(butler, butler_home, tmp_path) -> None:
+    """Each server waits for the other to be up before it answers: one after the other, the
+    first would give up; side by side, both start."""
+    a, b = tmp_path / "a-up", tmp_path / "b-up"
+    configure(
+        butler_home,
+        server_table("a", {"PROBE_MARK": str(a), "PROBE_WAIT_FOR": str(b)}),
+        server_table("b", {"PROBE_MARK": str(b), "PROBE_WAIT_FOR": str(a)}),
+    )
+    r = butler("mcp", "list", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    states = {s["name"]: s["state"] for s in json.loads(r.stdout)["servers"]}
+    assert states == {"a": "running", "b": "running"}
+
+
+def test_a_server_that_never_answers_is_bounded_and_killed(butler, butler_home, tmp_path) -> None:
+    log, marker = tmp_path / "hung", f"hung-marker-{os.getpid()}-{tmp_path.name}"
+    configure(
+        butler_home,
+        server_table("hung", {"PROBE_LOG": str(log), "PROBE_HANG": "1"}, marker, start_timeout=1),
+    )
+    r = butler("mcp", "list", timeout=30)
+    assert r.returncode == 1
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("hung:"))
+    assert "did not answer within 1 s" in line and "TimeoutError" not in line
+    assert starts(log) == 1 and sleepers(marker) == []  # what it started is gone
+
+
+def test_start_errors_read_as_their_cause(butler, butler_home, tmp_path) -> None:
+    """Three real failures, three causes, one line each; `mcp list` exits non-zero."""
+    not_mcp = tmp_path / "not-mcp.sh"
+    not_mcp.write_text("#!/bin/sh\necho hello there\n")
+    not_mcp.chmod(0o755)
+    configure(
+        butler_home,
+        '[mcp.missing]\ncommand = "/nonexistent/mcp-server"\n\n',
+        server_table("dies", {"PROBE_DIE": "ModuleNotFoundError: No module named 'frobnicate'"}),
+        f"[mcp.chatty]\ncommand = {json.dumps(str(not_mcp))}\n\n",
+        server_table("fine", {}),
+    )
+    r = butler("mcp", "list", "--json", timeout=60)
+    assert r.returncode == 1, r.stdout + r.stderr
+    states = {s["name"]: s["state"] for s in json.loads(r.stdout)["servers"]}
+    assert states["fine"] == "running"
+    for name in ("missing", "dies", "chatty"):
+        assert states[name].startswith("failed: "), states
+        assert "\n" not in states[name]
+        assert "ExceptionGroup" not in states[name] and "TaskGroup" not in states[name]
+    assert "No such file or directory" in states["missing"]
+    assert "ModuleNotFoundError: No module named 'frobnicate'" in states["dies"]
+    assert "exited" in states["chatty"] or "closed" in states["chatty"]
+    text = butler("mcp", "list", timeout=60)
+    assert text.returncode == 1 and "mcp-logs/dies.log" in text.stdout
+
+
+def test_a_servers_stderr_goes_to_the_log(butler, script, probe, butler_home) -> None:
+    model = script({"tool_calls": [call("probe__echo", "e", text="hi")]}, {"text": "k"})
+    r = butler("run", "--model", model, "echo", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "warming up" not in r.stderr and "warming up" not in r.stdout
+    assert "warming up" in (butler_home / "mcp-logs" / "probe.log").read_text()
+
+
+def test_results_are_capped_like_read_file(butler, script, probe) -> None:
+    model = script(
+        {"tool_calls": [call("probe__big", "b", kib=200), call("probe__picture", "p")]},
+        {"text": "k"},
+    )
+    r = butler("run", "--model", model, "big", "--json")
+    assert r.returncode == 0, r.stderr
+    big, picture = tool_results(r.stdout)
+    assert len(big["content"].encode()) < 65 * 1024
+    assert "cut at 65536 bytes of 204800" in big["content"]
+    assert "image/png" in picture["content"] and "200000 bytes" in picture["content"]
+    assert "iVBOR" not in picture["content"] and len(picture["content"]) < 200
+
+
+@pytest.mark.parametrize("how", ["command", "start"])
+def test_a_park_whose_server_is_down_stays_pending(
+    butler, script, butler_home, tmp_path, how
+) -> None:
+    """The approval is not spent on a server that cannot be reached: the park stays pending
+    and runs, once, when the server is back."""
+    target, broken = tmp_path / "stamped.txt", tmp_path / "broken"
+    env = {"PROBE_DIE_IF": str(broken)}
+    configure(butler_home, server_table("probe", env))
+    model = script(
+        {"tool_calls": [call("probe__stamp", "s", path=str(target), text="once")]},
+        {"text": "stamped"},
+    )
+    r = butler("run", "--model", model, "stamp", "--json")
+    assert r.returncode == 3, r.stderr
+    park = json_lines(r.stdout)[0]["park_id"]
+    if how == "command":
+        text = (butler_home / "config.toml").read_text()
+        (butler_home / "config.toml").write_text(
+            text.replace(json.dumps(sys.executable), '"/nonexistent/python"')
+        )
+    else:
+        broken.write_text("down")  # the cached list is still good: the start itself fails
+    r = butler("resume", park, "--approve")
+    assert r.returncode == 1, r.stdout + r.stderr
+    said = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(said) == 1 and "probe" in said[0] and "pending" in said[0], r.stderr
+    assert "Traceback" not in r.stderr and not target.exists()
+    pending = butler("pending", "--json")
+    assert park in pending.stdout
+    configure(butler_home, server_table("probe", env))
+    broken.unlink(missing_ok=True)
+    r = butler("resume", park, "--approve", "--json")
+    assert r.returncode == 0, r.stderr
+    assert target.read_text() == "once"
+    assert butler("resume", park, "--approve").returncode == 5
+    assert target.read_text() == "once"
+
+
+def test_tools_list_shows_mcp_tools_with_their_verdicts(butler, probe) -> None:
+    r = butler("tools", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = {row["name"]: row for row in json.loads(r.stdout)}
+    assert rows["probe__echo"]["kind"] == "benign" and rows["probe__echo"]["source"] == "mcp probe"
+    assert rows["probe__stamp"]["kind"] == "governed"
+    assert rows["probe__stamp"]["default"] == "approve"
+    assert "read_file" in rows  # the built-ins are still there
+    text = butler("tools", "list")
+    assert "probe__stamp" in text.stdout
+
+
+def test_a_server_cannot_read_the_park_key(butler, script, probe, butler_home, tmp_path) -> None:
+    """stdio servers run in the command sandbox: the butler's own files are hidden."""
+    model = script(
+        {"tool_calls": [call("probe__stamp", "s", path=str(tmp_path / "x"), text="y")]},
+    )
+    assert butler("run", "--model", model, "park one").returncode == 3
+    key = butler_home / "park.key"
+    secret = key.read_bytes()
+    config = butler_home / "config.toml"
+    model = script(
+        {"tool_calls": [call("probe__peek", "k", path=str(key))]},
+        {"tool_calls": [call("probe__peek", "c", path=str(config))]},
+        {"text": "k"},
+    )
+    r = butler("run", "--model", model, "peek", "--json")
+    assert r.returncode == 0, r.stderr
+    for result in tool_results(r.stdout):
+        assert result["content"].startswith("cannot read") or result["content"] == ""
+        assert base64.b64encode(secret).decode() not in result["content"]
+    assert os.path.exists(key)
