@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import call
+from test_inbox_browser import browser, park, served  # noqa: F401 - the inbox's fixtures
 
 
 def canonical(args: dict[str, Any]) -> str:
@@ -276,3 +277,42 @@ def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
     assert r.returncode == 0 and (folder_a / "notes.txt").read_text() == "x"
     r = write(butler, script, folder_a, "other.txt", "--yes-safe")  # not what was shown
     assert r.returncode == 3
+
+
+def test_the_inbox_keeps_exactly_the_call_shown_and_never_a_delete(
+    browser: Any,  # noqa: F811
+    served: Any,  # noqa: F811
+    butler: Any,
+    script: Any,
+    butler_home: Path,
+    workdir: Path,
+) -> None:
+    """Real Chromium: "Always allow here" approves and keeps the card's call for its folder;
+    a delete's card offers no such button, and a hand-made `keep` for it approves once only."""
+    from serve_support import eventually
+
+    write_park = park(butler, script, "kept.txt", "k")
+    (workdir / "old.txt").write_text("old")
+    model = script({"tool_calls": [call("delete_file", "d1", path="old.txt")]}, {"text": "ok"})
+    ran = butler("run", "--model", model, "tidy", "--json")
+    delete_park = json.loads(ran.stdout)["park_id"]
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(served.url)
+    assert page.locator(f"#park-{delete_park} button.keep").count() == 0
+    page.locator(f"#park-{write_park} button.keep").click()
+    page.locator("#flash .ok", has_text=f"park {write_park} approved").wait_for()
+    eventually(lambda: (workdir / "kept.txt").exists())
+    eventually(lambda: bool(json.loads(butler("grants", "list", "--json").stdout)))
+    [kept] = json.loads(butler("grants", "list", "--json").stdout)
+    assert json.loads(kept["arguments"]) == {"path": "kept.txt", "content": "k"}
+    assert kept["folder"] == os.path.realpath(workdir)
+    status, answer = served.request(
+        f"/park/{delete_park}/decide",
+        data={"decision": "keep", "note": ""},
+        headers={"X-CSRF-Token": served.csrf()},
+    )
+    assert status == 200, answer
+    eventually(lambda: not (workdir / "old.txt").exists())  # approved, once
+    assert len(json.loads(butler("grants", "list", "--json").stdout)) == 1  # not kept
+    context.close()

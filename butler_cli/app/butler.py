@@ -255,6 +255,31 @@ class Butler:
             instructions=self.instructions.text,
         )
 
+    def keep_approval(self, grant: Grant, state: ParkState) -> bool:
+        """Keep an approval ("always allow this here") of the park's call for the park's
+        folder, bound to the files it names now; audited like a grant (its number and scope,
+        never its values). Not kept — one notice, the decision stands — when the park was made
+        in another folder than this butler's or its files cannot be resolved now."""
+        from butler_cli.app.approvals import folder_key, keep
+        from butler_cli.app.decisions import now_iso
+
+        if folder_key(state.context.cwd) != folder_key(self.cwd):
+            notice("not kept: the park was made in another folder (approved once)")
+            return False
+        bound = self.bind_grant(grant)
+        if bound.exact is not None and bound.judged is None:
+            notice("not kept: its files could not be resolved now (approved once)")
+            return False
+        kept = keep(self.home, bound, state.context.cwd, now_iso())
+        self.audit.record_grant(
+            number=kept.number,
+            tool=bound.tool,
+            scope="exact" if bound.exact is not None else bound.scope_keys(),
+            args=state.approved_arguments(),
+            kept=True,
+        )
+        return True
+
     def bind_grant(self, grant: Grant) -> Grant:
         """An exact grant also remembers the files its arguments resolve to now: a later call
         with the same text that names other files (a folder swapped for a symlink) asks again."""
@@ -461,9 +486,13 @@ def resume_park(
     note: str | None,
     opts: RunOptions,
     observer: LoopObserver | None = None,
+    *,
+    keep: bool = False,
 ) -> TaskReport:
     """`butler resume`: one butler built for the park's own context, which records the
-    decision and continues the task (see :meth:`Butler.resume`), then is closed.
+    decision and continues the task (see :meth:`Butler.resume`), then is closed. ``keep``
+    (the inbox's "Always allow here"): once the approval is recorded, it is kept for the
+    park's folder, exactly as shown — never when the policy asks about it every time.
 
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
@@ -478,7 +507,14 @@ def resume_park(
     check_ledger(state, DecisionLedger(home).events_for(park_id))
     decision_for(state, approved, note)
     with butler_for_park(state, opts, home) as butler:
-        return butler.resume(park_id, approved, note, observer)
+        report = butler.resume(park_id, approved, note, observer)
+        verdict = state.verdicts.get(state.approval.call_id)
+        if keep and approved and verdict is not None and not verdict.ask_always:
+            from butler_cli.core.grants import Grant, canonical
+
+            exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
+            butler.keep_approval(exact, state)
+        return report
 
 
 def butler_for_park(

@@ -161,29 +161,6 @@ class Conversation:
             return self.butler.resume(park_id, approved, note, observer)
         return resume_park(park_id, approved, note, self.opts, observer)
 
-    def keep(self, grant: Grant, state: ParkState) -> None:
-        """Keep an approval for the park's folder (bound to the files it names now), audited
-        like a grant: its number and scope, never its values."""
-        from butler_cli.app.approvals import folder_key, keep
-        from butler_cli.app.decisions import now_iso
-        from butler_cli.core.notices import notice
-
-        if folder_key(state.context.cwd) != folder_key(self.butler.cwd):
-            notice("not kept: the park was made in another folder (approved once)")
-            return
-        bound = self.butler.bind_grant(grant)
-        if bound.exact is not None and bound.judged is None:
-            notice("not kept: its files could not be resolved now (approved once)")
-            return
-        kept = keep(self.butler.home, bound, state.context.cwd, now_iso())
-        self.butler.audit.record_grant(
-            number=kept.number,
-            tool=bound.tool,
-            scope="exact" if bound.exact is not None else bound.scope_keys(),
-            args=state.approved_arguments(),
-            kept=True,
-        )
-
     def decide(
         self, report: TaskReport, ask: Ask, observer: LoopObserver | None = None
     ) -> TaskReport:
@@ -202,7 +179,7 @@ class Conversation:
                     args=load_park(report.park_id).approved_arguments(),
                 )
             if answer.keep is not None:
-                self.keep(answer.keep, load_park(report.park_id))
+                self.butler.keep_approval(answer.keep, load_park(report.park_id))
             resumed = self.resume(report.park_id, answer.approved, answer.note, observer)
             # The parked round's model call was spent too: the turn's usage counts every call.
             resumed.usage = [*report.usage, *resumed.usage]

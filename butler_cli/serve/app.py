@@ -162,13 +162,15 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
                 status_code=403,
             )
         choice = str(form.get("decision") or "")
-        if choice not in ("approve", "deny"):
+        if choice not in ("approve", "deny", "keep"):
             return JSONResponse(
-                {"ok": False, "message": "decision must be approve or deny"}, status_code=400
+                {"ok": False, "message": "decision must be approve, deny or keep"},
+                status_code=400,
             )
         note = str(form.get("note") or "").strip() or None
         pid = str(request.path_params["park_id"])
-        answer = await run_in_threadpool(decider.submit, pid, choice == "approve", note)
+        approved = choice in ("approve", "keep")
+        answer = await run_in_threadpool(decider.submit, pid, approved, note, choice == "keep")
         body = {"ok": answer.ok, "message": answer.message, "status": answer.status}
         return JSONResponse(body, status_code=200 if answer.ok else 409)
 

@@ -35,6 +35,8 @@ class Waiting:
     title: str
     reason: str
     arguments: str  # pretty JSON, masked and neutralised, whole
+    #: "Always allow here" is offered (the policy does not ask about this call every time)
+    keepable: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,16 @@ def _read(store: ParkStore, pid: str) -> Waiting | None:
         title=visible(approval["title"]),
         reason=visible(approval["reason"]),
         arguments=pretty_json(redact(args)),
+        keepable=_keepable(raw, approval["call_id"]),
+    )
+
+
+def _keepable(raw: dict[str, Any], call_id: str) -> bool:
+    verdict = raw.get("verdicts", {}).get(call_id)
+    return (
+        isinstance(verdict, dict)
+        and verdict.get("decision") == "approve"
+        and verdict.get("ask_always") is not True
     )
 
 

@@ -23,12 +23,15 @@ from butler_cli.schedule.store import ScheduleStore
 ANSWER_WITHIN = 3.0
 
 
-def decide_and_continue(park_id: str, approved: bool | None, note: str | None) -> TaskReport:
-    """Record the decision exactly once and continue the task (None: recover a decided park)."""
+def decide_and_continue(
+    park_id: str, approved: bool | None, note: str | None, keep: bool = False
+) -> TaskReport:
+    """Record the decision exactly once and continue the task (None: recover a decided park);
+    ``keep``: "Always allow here" (see ``resume_park``)."""
     from butler_cli.app.butler import resume_park
     from butler_cli.app.options import RunOptions
 
-    return resume_park(park_id, approved, note, RunOptions())
+    return resume_park(park_id, approved, note, RunOptions(), keep=keep)
 
 
 @dataclass
@@ -51,14 +54,16 @@ class Decider:
         with self._lock:
             return sorted(set(self._running.values()))
 
-    def submit(self, park_id: str, approved: bool | None, note: str | None) -> Answer:
+    def submit(
+        self, park_id: str, approved: bool | None, note: str | None, keep: bool = False
+    ) -> Answer:
         """Start the decision; wait a little for its outcome; say what happened."""
         answer: list[Answer] = []
         finished = threading.Event()
 
         def work() -> None:
             try:
-                answer.append(self._decide(park_id, approved, note))
+                answer.append(self._decide(park_id, approved, note, keep))
             finally:
                 finished.set()
                 with self._lock:
@@ -77,9 +82,11 @@ class Decider:
             "will appear under Recent outcomes",
         )
 
-    def _decide(self, park_id: str, approved: bool | None, note: str | None) -> Answer:
+    def _decide(
+        self, park_id: str, approved: bool | None, note: str | None, keep: bool = False
+    ) -> Answer:
         try:
-            report = decide_and_continue(park_id, approved, note)
+            report = decide_and_continue(park_id, approved, note, keep)
         except ParkError as exc:
             return Answer(False, _refusal(park_id, exc))
         except ButlerError as exc:

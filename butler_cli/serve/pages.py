@@ -98,8 +98,16 @@ def park_card(w: Waiting, keys: Keys) -> str:
         " maxlength='2000'>"
         "<button type='submit' name='decision' value='approve' class='approve'>Approve</button>"
         "<button type='submit' name='decision' value='deny' class='deny'>Deny</button>"
-        "</form></article>"
+        f"{KEEP if w.keepable else ''}</form></article>"
     )
+
+
+#: "Always allow here": approves, then keeps exactly this call for the park's folder.
+KEEP = (
+    "<button type='submit' name='decision' value='keep' class='keep' title='Approve, and "
+    "from now on run exactly this call in this folder without asking (butler grants)'>"
+    "Always allow here</button>"
+)
 
 
 def parks_part(rows: Sequence[Waiting], problems: Sequence[Problem], keys: Keys) -> str:

@@ -66,7 +66,7 @@ document.addEventListener("submit", async (event) => {
   const pressed = event.submitter;
   const label = pressed ? pressed.textContent : "";
   // Feedback at once: the task may run for seconds before the answer comes.
-  if (pressed) pressed.textContent = pressed.value === "approve" ? "Approving…" : "Denying…";
+  if (pressed) pressed.textContent = pressed.value === "deny" ? "Denying…" : "Approving…";
   if (card) card.setAttribute("aria-busy", "true");
   for (const b of form.querySelectorAll("button")) b.disabled = true;
   const restore = () => {
@@ -128,6 +128,7 @@ button { min-height: 44px; min-width: 6.5rem; padding: .3rem 1rem; border-radius
 button:disabled { cursor: progress; }
 button.approve { background: var(--ok); color: #fff; border-color: var(--ok); }
 button.deny { background: var(--card); color: var(--bad); border-color: var(--bad); }
+button.keep { background: var(--card); color: var(--ok); border-color: var(--ok); }
 #flash { position: sticky; top: 0; z-index: 1; }
 #flash p { margin: .3rem 0; padding: .6rem .8rem; border-radius: 4px;
   box-shadow: 0 1px 3px rgba(0, 0, 0, .2); }
