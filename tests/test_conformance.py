@@ -123,6 +123,20 @@ def test_anthropic_stream_cut_before_message_stop_is_a_failure(fake, butler) -> 
     assert "the server ended the stream before the answer was complete" in r.stderr
 
 
+def test_anthropic_tool_input_whole_in_block_start_is_used(fake, butler, workdir) -> None:
+    from fake_llm import anthropic_stream
+
+    (workdir / "notes.txt").write_text("buy oat milk")
+    fake.replies = [
+        replay("anthropic/tool-input-whole-in-block-start.sse"),
+        Reply(events=anthropic_stream("ok")),
+    ]
+    flags = ["--model", "anthropic:claude-test", "--base-url", fake.url, "--json"]
+    r = butler("run", *flags, "notes?", env={"ANTHROPIC_API_KEY": "sk-test-conformance"})
+    assert r.returncode == 0, r.stderr
+    assert tool_results(r.stdout)[0]["content"] == "buy oat milk"
+
+
 # -- what the butler sends --------------------------------------------------------------------
 def test_local_servers_get_an_output_limit_unless_one_is_given(fake, butler) -> None:
     fake.replies = [Reply(events=openai_stream("a")) for _ in range(4)]

@@ -124,7 +124,14 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
             elif kind == "content_block_start":
                 block = event.content_block
                 if block.type == "tool_use":
-                    blocks[event.index] = {"id": block.id, "name": block.name, "json": []}
+                    # some compatible servers put the whole input here and send no deltas
+                    whole = getattr(block, "input", None)
+                    blocks[event.index] = {
+                        "id": block.id,
+                        "name": block.name,
+                        "json": [],
+                        "whole": whole if isinstance(whole, dict) else {},
+                    }
             elif kind == "content_block_delta":
                 delta = event.delta
                 if delta.type == "text_delta":
@@ -150,7 +157,7 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
     malformed: dict[int, str] = {}
     for index in sorted(blocks):
         block = blocks[index]
-        raw = "".join(block["json"]) or "{}"
+        raw = "".join(block["json"]) or json.dumps(block["whole"])
         try:
             args = json.loads(raw)
             if not isinstance(args, dict):
