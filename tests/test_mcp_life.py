@@ -264,3 +264,28 @@ def test_a_server_cannot_read_the_park_key(butler, script, probe, butler_home, t
         assert result["content"].startswith("cannot read") or result["content"] == ""
         assert base64.b64encode(secret).decode() not in result["content"]
     assert os.path.exists(key)
+
+
+def test_the_inbox_starts_each_server_once(butler, script, probe, butler_home, workdir) -> None:
+    """`butler serve` is one session: two decisions (each a fresh butler for its park) share
+    one start of the server; the two runs that parked started it once, to list it."""
+    from serve_support import eventually, start_serve
+
+    parks = []
+    for name in ("a", "b"):
+        target = str(workdir / f"{name}.txt")
+        turns = [{"tool_calls": [call("probe__stamp", "s", path=target, text=name)]}]
+        r = butler("run", "--model", script(*turns, {"text": "ok"}), "stamp", "--json")
+        assert r.returncode == 3, r.stderr
+        parks.append(json_lines(r.stdout)[0]["park_id"])
+    assert starts(probe) == 1
+    served = start_serve(butler_home, workdir)
+    try:
+        for park in parks:
+            status, answer = served.decide(park, "approve")
+            assert status == 200 and answer["ok"], answer
+        eventually(lambda: (workdir / "a.txt").exists() and (workdir / "b.txt").exists())
+    finally:
+        served.stop()
+    assert (workdir / "a.txt").read_text() == "a" and (workdir / "b.txt").read_text() == "b"
+    assert starts(probe) == 2
