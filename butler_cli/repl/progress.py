@@ -27,11 +27,29 @@ class Wrapped:
         yield from console.render(self.inner, options.update(no_wrap=False, overflow="fold"))
 
 
+class LiveAnswer:
+    """The streaming answer in the live region, made into Markdown only when rich draws it
+    (12 times a second), from the text as it stands then: building the Markdown for every
+    streamed piece (a parse of the whole region each time) made a 2,000-token answer take
+    several times longer on the screen than the stream itself."""
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = pieces
+        self._made: tuple[str, Any] | None = None
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        text = "".join(self.pieces)
+        if self._made is None or self._made[0] != text:
+            self._made = (text, markdown(text))
+        yield from Wrapped(self._made[1]).__rich_console__(console, options)
+
+
 class ChatProgress(Progress):
     def __init__(self, console: Any) -> None:
         super().__init__(console)
         self._live: Live | None = None
         self._buffer: list[str] = []
+        self._line_len = 0  # the length of the answer's last line so far
         #: True when the last answer was already shown while it streamed.
         self.streamed = False
         #: The titles of the tools running now (or cut short by Ctrl-C), for the stop line:
@@ -43,23 +61,37 @@ class ChatProgress(Progress):
     def model_started(self) -> None:
         self.streamed = False
         self._buffer = []
+        self._line_len = 0
         super().model_started()
 
     def model_text(self, delta: str) -> None:
         if self._live is None:
             self.hide_spinner()  # the spinner gives way to the words
-            self._live = Live(console=self.console, refresh_per_second=12, transient=False)
+            self._live = Live(
+                LiveAnswer(self._buffer),
+                console=self.console,
+                refresh_per_second=12,
+                transient=False,
+            )
             self._live.start()
         self._buffer.append(delta)
-        text = "".join(self._buffer)
         width, height = self.console.size
+        if "\n" not in delta:  # only the last line grew: settle only when it wraps anew
+            rows_before = self._line_len // max(width, 1)
+            self._line_len += len(delta)
+            if self._line_len // max(width, 1) == rows_before and len(self._buffer) > 1:
+                return
+        else:
+            self._line_len = len(delta) - delta.rfind("\n") - 1
+        text = "".join(self._buffer)
         cut = settle(text, width, height)
         if cut is not None:  # too tall to show whole: print the settled part for good
             settled, text = cut
-            self._buffer = [text]
-            self.console.print(markdown(settled))
-            self.console.print()
-        self._live.update(Wrapped(markdown(text)))
+            # Printed while the live region is empty (a print redraws the region below it):
+            # it shows the rest again at its next refresh, a twelfth of a second later.
+            self._buffer.clear()
+            self.console.print(markdown(settled), "")
+            self._buffer.append(text)  # the live answer reads this very list
 
     def model_finished(self, response: ModelResponse) -> None:
         streaming = self._live is not None
@@ -116,3 +148,4 @@ class ChatProgress(Progress):
             self._live.update(Wrapped(markdown("".join(self._buffer))))
             self._live.stop()
             self._live = None
+        self._buffer = []
