@@ -98,10 +98,17 @@ def test_lmstudio_context_overflow_in_a_200_stream_says_so(fake, butler) -> None
 
 # -- what any server may do -------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "capture", ["generic/empty-stream.sse", "generic/text-cut-without-finish-or-done.sse"]
+    "capture,drop",
+    [
+        ("generic/empty-stream.sse", None),
+        ("generic/text-cut-without-finish-or-done.sse", None),
+        ("generic/text-cut-without-finish-or-done.sse", 1),  # the connection drops mid-body
+    ],
 )
-def test_a_stream_ended_early_is_a_failure_not_an_answer(capture, fake, butler) -> None:
-    fake.replies = [replay(capture), Reply(events=openai_stream("not asked"))]
+def test_a_stream_ended_early_is_a_failure_not_an_answer(capture, drop, fake, butler) -> None:
+    cut = replay(capture)
+    cut.drop_after = drop
+    fake.replies = [cut, Reply(events=openai_stream("not asked"))]
     r = butler("run", *local(fake), "hi", "--json")
     assert r.returncode == 1, r.stdout
     [rep] = json_lines(r.stdout)

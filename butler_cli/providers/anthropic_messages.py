@@ -12,7 +12,14 @@ from typing import Any
 
 from butler_cli.core.messages import Message, ToolUseBlock, model_call
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import RemoteModel, StreamFailure, mark_started, stream_failure
+from butler_cli.providers.remote import (
+    ENDED_EARLY,
+    RemoteModel,
+    StreamFailure,
+    cut_off,
+    mark_started,
+    stream_failure,
+)
 
 #: The longest answer asked for when no ``-o max_tokens`` is given: each model family's own
 #: output limit (first matching prefix), so an answer is never cut short by us. A model we do
@@ -150,9 +157,7 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
             mark_started(exc)
         raise
     if stop is None and not stopped:
-        raise StreamFailure(
-            "the server ended the stream before the answer was complete", early_end=True
-        )
+        raise StreamFailure(ENDED_EARLY, early_end=True)
     calls: list[ToolUseBlock] = []
     malformed: dict[int, str] = {}
     for index in sorted(blocks):
@@ -198,3 +203,7 @@ class AnthropicModel(RemoteModel):
             return read_events(events, request.on_text)
         except StreamFailure as exc:
             raise stream_failure(str(exc), exc.early_end, self.endpoint) from exc
+        except Exception as exc:
+            if cut_off(exc):
+                raise stream_failure(ENDED_EARLY, True, self.endpoint) from exc
+            raise

@@ -25,7 +25,7 @@ from typing import Any
 
 from butler_cli.core.messages import ToolUseBlock, model_call
 from butler_cli.core.provider import ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import StreamFailure
+from butler_cli.providers.remote import ENDED_EARLY, StreamFailure
 
 _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_use",
@@ -142,9 +142,7 @@ def read_stream(
             raise StreamFailure(_error_text(chunk["error"]))
         _take_chunk(got, chunk, on_text)
     if got.finish is None and not got.done:
-        raise StreamFailure(
-            "the server ended the stream before the answer was complete", early_end=True
-        )
+        raise StreamFailure(ENDED_EARLY, early_end=True)
     return _response(got)
 
 

@@ -14,7 +14,14 @@ from typing import Any
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.providers.chat_stream import read_stream
-from butler_cli.providers.remote import RemoteModel, StreamFailure, mark_started, stream_failure
+from butler_cli.providers.remote import (
+    ENDED_EARLY,
+    RemoteModel,
+    StreamFailure,
+    cut_off,
+    mark_started,
+    stream_failure,
+)
 
 
 def to_wire(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -113,6 +120,8 @@ class OpenAIChatModel(RemoteModel):
             except StreamFailure as exc:
                 raise stream_failure(str(exc), exc.early_end, self.endpoint) from exc
             except Exception as exc:
+                if cut_off(exc):
+                    raise stream_failure(ENDED_EARLY, True, self.endpoint) from exc
                 if lines.started:  # a failure after the first byte is never retried
                     mark_started(exc)
                 raise

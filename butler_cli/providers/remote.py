@@ -153,6 +153,17 @@ class StreamFailure(Exception):
         self.early_end = early_end
 
 
+#: The one line for a stream that stopped before its answer was whole.
+ENDED_EARLY = "the server ended the stream before the answer was complete"
+
+
+def cut_off(exc: BaseException) -> bool:
+    """Whether ``exc`` is the connection closing before the response body was whole (a
+    chunked stream without its last chunk): the same early end, seen one layer down."""
+    kind = type(exc)  # httpx's, which both SDKs are built on (named: no import for a check)
+    return kind.__name__ == "RemoteProtocolError" and kind.__module__.startswith("httpx")
+
+
 def stream_failure(message: str, early_end: bool, endpoint: Endpoint) -> ModelError:
     """One line for a failure the stream itself reported (an error event inside a 200
     stream) or showed (it ended before the answer was whole)."""
