@@ -308,3 +308,30 @@ def test_an_answer_taller_than_the_screen_streams_visibly(
     child.expect(r"Paragraph\s+40\s+says\s+something")
     child.expect("you ›")
     assert leave(child) == 0
+
+
+def test_tab_menus_say_what_each_id_and_command_is(butler_home, workdir, butler, script) -> None:
+    """The menus showed bare ids (`k3m9xq2a`, `m7…`): each now has its park's title, its
+    memory's text or its command's help beside it."""
+    model = script(
+        {"tool_calls": [call("write_file", "w1", path="out.txt", content="x")]},
+        {"text": "done"},
+    )
+    assert butler("run", "--model", model, "write out").returncode == 3
+    park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
+    butler("memory", "add", "likes jazz on Sundays")
+    child = spawn(["chat", "--model", script({"text": "hello there"})], butler_home, workdir)
+    child.sendline("hi")
+    child.expect("hello there")
+    child.expect("you ›")
+    child.send("/pen")
+    child.expect("parks awaiting a decision")  # the command's help beside it
+    child.send("\x15")
+    child.send("/resume ")
+    child.expect(park_id)
+    child.expect("write_file · write out")
+    child.send("\x15")
+    child.send("/forget ")
+    child.expect("likes jazz on Sundays")
+    child.send("\x15")
+    assert leave(child) == 0

@@ -123,7 +123,7 @@ def test_titles_name_the_target_first_and_whole(butler, script) -> None:
     title = pending.stdout.splitlines()[0]
     visible_path = path.replace("\u202e", "<U+202E>")
     assert visible_path in title
-    assert title.index(visible_path) < title.index("xxx")  # the target before the content
+    assert title.index(visible_path) < title.index("5000 characters")  # the target first
     assert len(title) < len(visible_path) + 300  # the content is summed up, not dumped
 
 
@@ -328,3 +328,51 @@ def test_error_lines_are_neutralised(butler) -> None:
         assert r.returncode != 0
         assert "\x1b" not in r.stderr and "\u202e" not in r.stderr, r.stderr
         assert "\\u001b" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def _screen_lines(raw: str) -> list[str]:
+    """What a terminal shows, line by line: escapes dropped, carriage returns as line starts."""
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]", "", raw)
+    return [line.split("\r")[-1] for line in plain.replace("\r\n", "\n").split("\n")]
+
+
+def test_the_chat_wraps_between_words_at_80_columns(butler_home, workdir, fake) -> None:
+    """The model's words and the approval legend broke mid-word at the terminal's edge ("no
+    que/stions"): every line now fits in 80 columns and every word is whole; turns are set
+    apart by a blank line."""
+    from fake_llm import Reply, openai_stream
+
+    child = spawn_butler(["demo"], butler_home, workdir, dimensions=(40, 80))
+    child.expect("you ›")
+    child.sendline("hello")
+    child.expect(APPROVE)
+    seen = child.before
+    child.sendline("l")
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    # The progress lines (a call's title and its outcome) are left to the terminal: a title is
+    # never cut, and may be longer than any screen.
+    lines = [line for line in _screen_lines(seen) if not line.startswith(("  ✓", "  ⏸"))]
+    assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
+    flat = " ".join(line.strip() for line in lines)
+    assert "no questions" in flat and "approve for this session" in flat
+    words = "Every sentence here is long enough to reach the edge of an eighty column screen"
+    answer = " ".join([words] * 4)
+    fake.replies = [Reply(events=openai_stream(answer)), Reply(events=openai_stream("second"))]
+    args = ["chat", "--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
+    child = spawn_butler(args, butler_home, workdir, dimensions=(40, 80), OPENAI_API_KEY="sk-t-1")
+    child.expect("you ›")
+    child.sendline("talk")
+    child.expect(r"1 model call\(s\)")  # not the prompt: it is drawn again as the line is sent
+    first_turn = child.before + child.after
+    child.expect("you ›")
+    first_turn += child.before
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    shown = [line.rstrip() for line in _screen_lines(first_turn)]
+    body = [line for line in shown if line and not line.startswith(("you ›", "1 model call"))]
+    assert all(len(line) <= 80 for line in body)
+    assert " ".join(body).count(words) >= 3  # no word cut across lines
+    tail = shown[shown.index(next(s for s in shown if s.startswith("1 model call"))) :]
+    assert tail[1] == ""  # the turn is set apart from the next prompt

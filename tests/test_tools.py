@@ -185,3 +185,26 @@ def test_run_command_cannot_point_into_the_home(butler, script, allow_all, butle
     )
     res = tool_results(butler("run", "--model", model, "go", "--json", *allow_all).stdout)[0]
     assert res["is_error"] and "butler's own home" in res["content"]
+
+
+def test_file_tools_get_human_titles_with_the_resolved_path_first(butler, script, workdir) -> None:
+    """run_command and http_request had human titles and the file tools raw JSON: now each
+    names what it acts on first — the path as judged (resolved) — and what it does to it."""
+    (workdir / "notes").mkdir()
+    (workdir / "old.txt").write_text("x")
+    calls = [
+        call("write_file", "w", path="notes/../plan.txt", content="tea\nmilk\n"),
+        call("delete_file", "d", path="./old.txt"),
+        call("move_path", "m", src="old.txt", dst="notes/kept.txt"),
+    ]
+    titles = []
+    for one in calls:
+        r = butler("run", "--model", script({"tool_calls": [one]}), "go", "--json")
+        assert r.returncode == 3, r.stderr
+        titles.append(json.loads(r.stdout)["approval"]["title"])
+    assert titles == [
+        f"write_file: {workdir / 'plan.txt'} (9 characters, 2 line(s))",
+        f"delete_file: {workdir / 'old.txt'}",
+        f"move_path: {workdir / 'old.txt'} → {workdir / 'notes' / 'kept.txt'}",
+    ]
+    assert f"write_file: {workdir / 'plan.txt'}" in butler("pending").stdout

@@ -61,7 +61,7 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
     keys, choices = _choices(widen, keepable)
     try:
         show(console, read_line, state)
-        console.print(escape(choices))
+        console.print(escape(choices), soft_wrap=False)  # wrapped between words
         while True:
             choice = read_line(f"Approve? [{keys}] ").strip().lower()
             if choice in ("y", "yes"):

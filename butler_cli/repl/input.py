@@ -38,16 +38,23 @@ def private_history(home: str) -> FileHistory:
     return FileHistory(path)
 
 
-#: For a command taking an id: the ids to offer (looked up when asked; [] when unknown).
-Arguments = Callable[[str], Sequence[str]]
+#: For a command taking an id: the ids to offer, each with a few words saying what it is
+#: (looked up when asked; [] when unknown).
+Arguments = Callable[[str], Sequence[tuple[str, str]]]
+#: Shown beside an id in the menu, at most this many characters.
+META_CHARS = 48
 
 
 class ChatCompleter(Completer):
     """Slash commands, then the ids a command takes (`/resume` park ids, `/forget` memory ids,
-    `/continue` conversation ids), looked up as the person types."""
+    `/continue` conversation ids), looked up as the person types; the menu shows what each
+    is beside it (a command's help, a park's tool and task, a memory's text, a
+    conversation's task)."""
 
-    def __init__(self, commands: Sequence[str], arguments: Arguments | None = None) -> None:
-        self.words = WordCompleter(list(commands), sentence=True, match_middle=False)
+    def __init__(self, commands: dict[str, str], arguments: Arguments | None = None) -> None:
+        self.words = WordCompleter(
+            list(commands), meta_dict=dict(commands), sentence=True, match_middle=False
+        )
         self.arguments = arguments
 
     def get_completions(
@@ -65,13 +72,15 @@ class ChatCompleter(Completer):
             ids = self.arguments(name.lower())
         except Exception:  # a lookup that fails offers nothing; the command itself will say
             return
-        for value in ids:
+        for value, about in ids:
             if value.startswith(typed):
-                yield Completion(value, start_position=-len(typed))
+                meta = " ".join(about.split())
+                meta = meta if len(meta) <= META_CHARS else meta[: META_CHARS - 1] + "…"
+                yield Completion(value, start_position=-len(typed), display_meta=meta)
 
 
 def chat_input(
-    home: str, commands: Sequence[str], arguments: Arguments | None = None
+    home: str, commands: dict[str, str], arguments: Arguments | None = None
 ) -> PromptSession[str]:
     completer = ChatCompleter(commands, arguments)
     return PromptSession(

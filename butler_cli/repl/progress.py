@@ -16,9 +16,10 @@ from butler_cli.ui.progress import Progress
 
 
 class Wrapped:
-    """A renderable wrapped at the screen's width inside the live region. The chat's console
-    soft-wraps (the terminal folds what it prints), but a live region must know its height:
-    there, soft-wrapped lines were cropped at the right edge, for good once the answer ended."""
+    """A renderable wrapped at the screen's width, between words (a word longer than the
+    line is folded, never cropped). The chat's console soft-wraps — the terminal folds what
+    it prints, mid-word ("no que/stions" at 80 columns) — so the model's words go through
+    this, in the live region (which must know its height) and once settled alike."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -90,7 +91,7 @@ class ChatProgress(Progress):
             # Printed while the live region is empty (a print redraws the region below it):
             # it shows the rest again at its next refresh, a twelfth of a second later.
             self._buffer.clear()
-            self.console.print(markdown(settled), "")
+            self.console.print(Wrapped(markdown(settled)), "")
             self._buffer.append(text)  # the live answer reads this very list
 
     def model_finished(self, response: ModelResponse) -> None:
@@ -99,7 +100,7 @@ class ChatProgress(Progress):
         self.hide_spinner()
         self.streamed = streaming
         if not streaming and response.is_tool_round and response.text:
-            self.console.print(markdown(response.text))
+            self.console.print(Wrapped(markdown(response.text)))
 
     def model_failed(self, message: str) -> None:
         self._end_live()  # what streamed before the failure stays on the screen

@@ -123,7 +123,9 @@ class ChatRepl:
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
-        session = chat_input(self.home_dir, list(COMMANDS), self.argument_ids)
+        session = chat_input(
+            self.home_dir, {name: c.help for name, c in COMMANDS.items()}, self.argument_ids
+        )
         print(  # plain print: rich is not loaded yet, so the prompt comes sooner
             f"butler · model {self.shown[0] or ''} · policy {self.shown[1] or ''} · "
             "/help for commands, Ctrl-D to leave"
@@ -192,22 +194,27 @@ class ChatRepl:
         for line in recap(record):
             self.console.out(visible(line), highlight=False)
 
-    def argument_ids(self, command: str) -> list[str]:
-        """The ids `/resume`, `/forget` and `/continue` take, for completion. Memory and
-        conversation ids wait for the butler: completion never blocks on its build."""
+    def argument_ids(self, command: str) -> list[tuple[str, str]]:
+        """The ids `/resume`, `/forget` and `/continue` take, for completion, each with what
+        it is (a park's tool and task, a memory's text, a conversation's task; neutralised). Memory
+        and conversation ids wait for the butler: completion never blocks on its build."""
+        from butler_cli.ui.text import visible
+
         if command == "/resume":
             from pathlib import Path
 
             from butler_cli.store.parks import ParkStore
 
             summaries, _ = ParkStore(Path(self.home_dir)).scan()
-            return [s.id for s in summaries if s.status == "pending"]
+            return [
+                (s.id, visible(f"{s.tool} · {s.task}")) for s in summaries if s.status == "pending"
+            ]
         if not self._ready.finished:
             return []
         if command == "/forget":
-            return [e.id for e in self.butler.memory.entries()]
+            return [(e.id, visible(e.text)) for e in self.butler.memory.entries()]
         if command == "/continue":
-            return [c.id for c in self.butler.conversations.recent(50)]
+            return [(c.id, visible(c.title)) for c in self.butler.conversations.recent(50)]
         return []
 
     def _start_build(self, _app: object) -> None:
@@ -306,11 +313,12 @@ class ChatRepl:
         from butler_cli.core.loop import CUT_MARKER
         from butler_cli.repl.comforts import turn_usage
         from butler_cli.repl.markup import markdown
+        from butler_cli.repl.progress import Wrapped
 
         self.progress.stop()
         shown = getattr(self.progress, "streamed", False)  # already rendered as it streamed
         if report.text and report.status != "parked" and not shown:
-            self.console.print(markdown(report.text))
+            self.console.print(Wrapped(markdown(report.text)))
         if shown and report.stop_reason == "max_tokens":  # streamed without the marker
             self.console.out(CUT_MARKER, highlight=False)
         for used in report.usage:
@@ -323,3 +331,4 @@ class ChatRepl:
             self.console.print(f"[red]failed:[/red] {escape(report.error or 'unknown error')}")
         elif report.status == "limit":
             self.console.print("[yellow]stopped at the round limit[/yellow]")
+        self.console.print()  # a blank line sets each turn apart from the next

@@ -13,7 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from butler_cli.api import Classifier, FunctionToolset, Gate, ToolSpec, Verdict, approve, refuse
+from butler_cli.api import (
+    Classifier,
+    FunctionToolset,
+    Gate,
+    ToolSpec,
+    Verdict,
+    approve,
+    default_title,
+    refuse,
+)
 from butler_cli.tools.paths import PathRules, default_roots, is_inside, open_dir
 
 READ_CAP = 64 * 1024
@@ -152,6 +161,24 @@ class FileTools:
                 return refuse(f"'{key}' must be a non-empty string")
         return None
 
+    def describe(self, name: str, args: dict[str, Any]) -> str:
+        """A title a person reads at a glance, the path first — resolved, as it is judged and
+        acted on (``write_file: /home/ana/notes/plan.txt (120 characters)``); the arguments
+        as JSON when they do not resolve (the call is refused then anyway)."""
+        try:
+            if name == "move_path":
+                src = self.paths.resolve(name, "src", args.get("src"))
+                dst = self.paths.resolve(name, "dst", args.get("dst"))
+                return f"move_path: {src} → {dst}"
+            path = self.paths.resolve(name, "path", args.get("path"))
+        except (ValueError, OSError):
+            return default_title(name, args)
+        content = args.get("content")
+        if name == "write_file" and isinstance(content, str):
+            lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+            return f"write_file: {path} ({len(content)} characters, {lines} line(s))"
+        return f"{name}: {path}"
+
     def execute(self, name: str, args: dict[str, Any]) -> str:
         """Run on the judged paths (resolved, checked again by the gate just now), walking to
         each without following a link, so the file changed is the file checked."""
@@ -179,6 +206,7 @@ class FileTools:
             ],
             self.execute,
             policy=policy,
+            describer=self.describe,
             guard=self.guard,
             paths=self.paths,
         )
