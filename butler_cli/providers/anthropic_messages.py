@@ -202,8 +202,10 @@ class AnthropicModel(RemoteModel):
         try:
             return read_events(events, request.on_text)
         except StreamFailure as exc:
-            raise stream_failure(str(exc), exc.early_end, self.endpoint) from exc
+            raise stream_failure(exc, self.endpoint) from exc
         except Exception as exc:
             if cut_off(exc):
-                raise stream_failure(ENDED_EARLY, True, self.endpoint) from exc
+                raise stream_failure(
+                    StreamFailure(ENDED_EARLY, early_end=True), self.endpoint
+                ) from exc
             raise

@@ -128,7 +128,9 @@ def read_stream(
     Raises :class:`StreamFailure` for an error event or an early end (see the module doc).
     """
     got = _Assembly()
+    events = 0
     for data in sse_data(lines):
+        events += 1
         if data.strip() == "[DONE]":
             got.done = True
             break
@@ -142,7 +144,7 @@ def read_stream(
             raise StreamFailure(_error_text(chunk["error"]))
         _take_chunk(got, chunk, on_text)
     if got.finish is None and not got.done:
-        raise StreamFailure(ENDED_EARLY, early_end=True)
+        raise StreamFailure(ENDED_EARLY, early_end=True, nothing=not events)
     return _response(got)
 
 

@@ -118,23 +118,27 @@ class OpenAIChatModel(RemoteModel):
             try:
                 return read_stream(lines, request.on_text)
             except StreamFailure as exc:
-                raise stream_failure(str(exc), exc.early_end, self.endpoint) from exc
+                raise stream_failure(exc, self.endpoint) from exc
             except Exception as exc:
                 if cut_off(exc):
-                    raise stream_failure(ENDED_EARLY, True, self.endpoint) from exc
+                    early = StreamFailure(ENDED_EARLY, early_end=True, nothing=not lines.data)
+                    raise stream_failure(early, self.endpoint) from exc
                 if lines.started:  # a failure after the first byte is never retried
                     mark_started(exc)
                 raise
 
 
 class _Lines:
-    """The stream's lines, noting whether any arrived."""
+    """The stream's lines, noting whether any arrived (``started``: never retried after) and
+    whether any carried data (a ping comment does not)."""
 
     def __init__(self, lines: Iterator[str]) -> None:
         self._lines = lines
         self.started = False
+        self.data = False
 
     def __iter__(self) -> Iterator[str]:
         for line in self._lines:
             self.started = True
+            self.data = self.data or line.startswith("data")
             yield line

@@ -146,11 +146,13 @@ def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
 
 
 class StreamFailure(Exception):
-    """The stream itself said the answer failed: an ``error`` event, or an early end."""
+    """The stream itself said the answer failed: an ``error`` event, or an early end
+    (``nothing``: before any event came)."""
 
-    def __init__(self, message: str, *, early_end: bool = False) -> None:
+    def __init__(self, message: str, *, early_end: bool = False, nothing: bool = False) -> None:
         super().__init__(message)
         self.early_end = early_end
+        self.nothing = nothing
 
 
 #: The one line for a stream that stopped before its answer was whole.
@@ -164,11 +166,18 @@ def cut_off(exc: BaseException) -> bool:
     return kind.__name__ == "RemoteProtocolError" and kind.__module__.startswith("httpx")
 
 
-def stream_failure(message: str, early_end: bool, endpoint: Endpoint) -> ModelError:
+def stream_failure(failure: StreamFailure, endpoint: Endpoint) -> ModelError:
     """One line for a failure the stream itself reported (an error event inside a 200
     stream) or showed (it ended before the answer was whole)."""
-    if early_end:
-        error = ModelError(f"{message} ({endpoint.where})", code="incomplete")
+    message = str(failure)
+    if failure.early_end:
+        why = (
+            "; it sent nothing — llama.cpp's server does this when the conversation is longer "
+            "than the model's context"
+            if failure.nothing
+            else ""
+        )
+        error = ModelError(f"{message} ({endpoint.where}){why}", code="incomplete")
     elif looks_like_context(message):
         error = ModelError(
             f"the conversation is too long for '{endpoint.model}' ({message})",
