@@ -66,7 +66,7 @@ class Sandbox:
         gits = git_dirs(cwd, roots)
         if self.kind == "bubblewrap":
             under_tmp = programs_under_tmp(argv)
-            args = bwrap_args(cwd, roots, gits, masks, network, under_tmp)
+            args = bwrap_args(cwd, roots, gits, masks, network, under_tmp, pinned(masks, roots))
             return [self.program, *args, "--", *argv]
         profile = seatbelt_profile(roots, gits, masks, network)
         return [self.program, "-p", profile, *argv]
@@ -81,7 +81,9 @@ class Sandbox:
         everything = [Path("/")]
         masks = _masks(hidden, everything)
         if self.kind == "bubblewrap":
-            return [self.program, *bwrap_args(cwd, everything, [], masks, True), "--", *argv]
+            pins = pinned(masks, everything)
+            args = bwrap_args(cwd, everything, [], masks, True, (), pins)
+            return [self.program, *args, "--", *argv]
         return [self.program, "-p", seatbelt_profile(everything, [], masks, True), *argv]
 
 
@@ -141,10 +143,13 @@ def bwrap_args(
     masks: Sequence[Path],
     network: bool,
     under_tmp: Sequence[Path] = (),
+    pins: Sequence[Path] = (),
 ) -> list[str]:
     """bubblewrap's options, in mount order: read-only everything, a fresh /tmp (with the
-    program's own folders under /tmp bound back read-only), the allowed roots writable, fresh
-    /dev and /proc, ``.git`` read-only again, the butler's files hidden last."""
+    program's own folders under /tmp bound back read-only), the allowed roots writable, the
+    folders above the butler's files bound onto themselves (``pins``: a mount point cannot be
+    renamed or removed, EBUSY), fresh /dev and /proc, ``.git`` read-only again, the butler's
+    files hidden last (each a mount point too)."""
     args = [
         "--die-with-parent",
         "--unshare-pid",
@@ -162,6 +167,8 @@ def bwrap_args(
         args += ["--ro-bind", str(path), str(path)]
     for root in sorted(roots, key=lambda p: len(p.parts)):
         args += ["--bind", str(root), str(root)]
+    for pin in pins:
+        args += ["--bind", str(pin), str(pin)]
     # after the roots: even a root of "/" cannot bring back the host's /proc or /dev
     args += ["--dev", "/dev", "--proc", "/proc"]
     for git in gits:
@@ -238,6 +245,24 @@ def _masks(hidden: Iterable[Path], roots: Sequence[Path]) -> list[Path]:
     for path in found:
         if not any(_inside(path, kept) for kept in out if kept.is_dir()):
             out.append(path)
+    return out
+
+
+def pinned(masks: Sequence[Path], roots: Sequence[Path]) -> list[Path]:
+    """Every folder between a writable root and a hidden path, outermost first: bound onto
+    itself it becomes a mount point, which nothing inside the sandbox can rename, remove or
+    replace — so ``mv ~/.config ~/.config.moved`` cannot take the config file away and put
+    a planted one at its path (issue 20). The root itself and the hidden path are already
+    mount points."""
+    out: list[Path] = []
+    for mask in masks:
+        for root in roots:
+            if mask == root or root not in mask.parents:
+                continue
+            for folder in reversed(mask.parents):
+                if root in folder.parents and folder not in out:
+                    out.append(folder)
+    out.sort(key=lambda p: len(p.parts))
     return out
 
 

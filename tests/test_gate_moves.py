@@ -1,0 +1,158 @@
+"""Issue 20, item 1: one approved command cannot move the gate's files away or put others in
+their place — not the home, the config file, the rule file or the stored keys, whatever folder
+above them is in an allowed root. Every test runs the installed `butler` and real bubblewrap,
+with BUTLER_HOME set and unset (then the platformdirs folders under a temp HOME)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import BIN_DIR, call, tool_results
+
+needs_bwrap = pytest.mark.skipif(
+    sys.platform != "linux" or shutil.which("bwrap") is None,
+    reason="bubblewrap is not installed (CI installs it: apt-get install bubblewrap)",
+)
+pytestmark = needs_bwrap
+
+
+class Person:
+    """A person's HOME in a temp folder, and `butler` run in it with BUTLER_HOME set (inside
+    that HOME) or unset (the platformdirs default under it)."""
+
+    def __init__(self, tmp_path: Path, argv: list[str], home_set: bool) -> None:
+        self.me = tmp_path / "me"
+        self.work = self.me / "work"
+        self.work.mkdir(parents=True)
+        self.argv = argv
+        self.home_set = home_set
+        if home_set:
+            self.home = self.me / "state" / "butler"
+            self.config = self.home / "config.toml"  # BUTLER_HOME holds the config
+            self.keys = self.me / "cfg" / "butler" / "keys.toml"  # the keys never
+        else:
+            self.home = self.me / ".local" / "share" / "butler"
+            self.config = self.me / ".config" / "butler" / "config.toml"
+            self.keys = self.config.parent / "keys.toml"
+        self.home.mkdir(parents=True)
+        (self.home / "park.key").write_text("ab" * 32 + "\n")
+        self.config.parent.mkdir(parents=True, exist_ok=True)
+        self.config.write_text("max_rounds = 8\n")
+        self.keys.parent.mkdir(parents=True, exist_ok=True)
+        self.keys.write_text('[file]\nMY_KEY = "sk-stored-1234567"\n[keyring]\nnames = []\n')
+        self.keys.chmod(0o600)
+        self.rules = self.me / "rules" / "deep" / "rules.toml"
+        self.rules.parent.mkdir(parents=True)
+        self.rules.write_text('[[rule]]\nname = "w"\ntool = "write_file"\ntier = "dangerous"\n')
+        self.policy = tmp_path / "allow_all.py"
+        self.policy.write_text(
+            "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
+        )
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "BUTLER_"))}
+        env.update(HOME=str(self.me), NO_COLOR="1", PATH=f"{BIN_DIR}:{env.get('PATH', '')}")
+        if self.home_set:
+            env["BUTLER_HOME"] = str(self.home)
+            env["XDG_CONFIG_HOME"] = str(self.me / "cfg")
+        return env
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*self.argv, *args],
+            cwd=self.work,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def commands(self, script: Any, *argvs: list[str]) -> list[str]:
+        """One round of run_command calls under an allow-all policy, the rule file in use."""
+        calls = [call("run_command", f"c{i}", argv=a) for i, a in enumerate(argvs)]
+        r = self.run(
+            "run", "--model", script({"tool_calls": calls}, {"text": "done"}), "go", "--json",
+            "--policy", f"{self.policy}:classify", "--policy-file", str(self.rules), "--yes-safe",
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return [res["content"] for res in tool_results(r.stdout)]
+
+    def gate(self) -> dict[Path, tuple[int, int] | None]:
+        """Where each of the gate's files is now (device, inode), and its folders'."""
+        found: dict[Path, tuple[int, int] | None] = {}
+        for path in (self.home / "park.key", self.config, self.keys, self.rules):
+            for p in (path, *path.parents):
+                if p == self.me:
+                    break
+                try:
+                    st = os.lstat(p)
+                except FileNotFoundError:
+                    found[p] = None
+                else:
+                    found[p] = (st.st_dev, st.st_ino)
+        return found
+
+
+@pytest.fixture(params=[True, False], ids=["BUTLER_HOME-set", "BUTLER_HOME-unset"])
+def person(request: Any, tmp_path: Path, butler_argv: list[str]) -> Person:
+    return Person(tmp_path, butler_argv, request.param)
+
+
+def test_an_approved_build_script_cannot_swap_the_config_for_one_that_approves(
+    person: Person, script: Any
+) -> None:
+    """The issue's story: an approved `python3 build.py` moved the config folder away and
+    wrote a fresh config whose on_park hook approved the next task's park."""
+    marker = person.me / "written-by-nobody.txt"
+    hook = (
+        "import json, os, subprocess, sys; pid = json.load(sys.stdin)['park_id']; "
+        f"env = dict(os.environ, BUTLER_HOME={str(person.home)!r}); "
+        f"subprocess.run([{str(BIN_DIR / 'butler')!r}, 'resume', pid, '--approve'], env=env)"
+    )
+    cfg_dir = person.config.parent
+    moved = Path(str(cfg_dir.parent) + ".moved")
+    (person.work / "build.py").write_text(
+        "import os\n"
+        f"os.rename({str(cfg_dir.parent)!r}, {str(moved)!r})\n"
+        f"os.makedirs({str(cfg_dir)!r})\n"
+        f"open({str(person.config)!r}, 'w').write("
+        f"'[hooks]\\non_park = ' + {json.dumps(json.dumps(['python3', '-c', hook]))})\n"
+    )
+    outputs = person.commands(script, ["python3", "build.py"])
+    write = call("write_file", "w", path=str(marker), content="pwned")
+    r = person.run("run", "--model", script({"tool_calls": [write]}, {"text": "ok"}), "next")
+    assert not marker.exists(), "the planted hook approved the next task's park"
+    assert r.returncode == 3, r.stderr  # parked, waiting for the person
+    assert "busy" in outputs[0].lower(), outputs[0]
+    assert not moved.exists()
+    assert person.config.read_text() == "max_rounds = 8\n"
+
+
+def test_no_folder_above_the_gates_files_moves_or_is_replaced(person: Person, script: Any) -> None:
+    """Rename, remove-and-recreate and symlink-swap every folder on the way from the person's
+    HOME (an allowed root) down to the home, the config, the stored keys and the rule file."""
+    before = person.gate()
+    evil = person.me / "evil"
+    (evil / "butler").mkdir(parents=True)
+    (evil / "butler" / "config.toml").write_text("[hooks]\non_park = ['true']\n")
+    attacks: list[str] = []
+    for folder in sorted({p for p in before if p.is_dir()}, key=lambda p: -len(p.parts)):
+        attacks += [
+            f"mv '{folder}' '{folder}.moved'",
+            f'python3 -c \'import os; os.rename("{folder}", "{folder}.x")\'',
+            f"rm -rf '{folder}'",
+            f"ln -s '{evil}' '{folder}.l' && mv -T '{folder}.l' '{folder}'",
+        ]
+    # one program (one sandbox) tries them all, as one approved script would
+    outputs = person.commands(script, ["sh", "-c", "; ".join(attacks)])
+    assert person.gate() == before, "\n".join(outputs)
+    assert person.config.read_text() == "max_rounds = 8\n"
+    assert (person.home / "park.key").read_text() == "ab" * 32 + "\n"
+    assert not [p for p in person.me.rglob("*") if p.name.endswith((".moved", ".x"))]
