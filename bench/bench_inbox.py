@@ -36,6 +36,23 @@ def make_home(root: Path, parks: int) -> Path:
     return home
 
 
+def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], int, str]:
+    """`butler serve` on a free loopback port: the process, its port and its token."""
+    proc = subprocess.Popen(
+        [str(BIN / "butler"), "serve", "--port", "0", "--no-scheduler"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        if found:
+            return proc, int(found.group(1)), found.group(2)
+    proc.kill()
+    raise AssertionError("butler serve printed no URL")
+
+
 def fetch(url: str, token: str, headers: dict[str, str] | None = None) -> tuple[int, int]:
     req = urllib.request.Request(
         url, headers={"Authorization": f"Bearer {token}", **(headers or {})}
@@ -84,21 +101,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = make_home(Path(tmp), parks)
         env = {**os.environ, "BUTLER_HOME": str(home)}
-        proc = subprocess.Popen(
-            [butler, "serve", "--port", "0", "--no-scheduler"],
-            env=env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        proc, port, token = start_serve(env)
+        base = f"http://127.0.0.1:{port}"
         try:
-            assert proc.stdout is not None
-            found = None
-            for line in proc.stdout:
-                found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
-                if found:
-                    break
-            assert found, "butler serve printed no URL"
-            base, token = f"http://127.0.0.1:{found.group(1)}", found.group(2)
             start = time.perf_counter()
             status, size = fetch(base + "/", token)  # cold: every park file read and verified
             cold = time.perf_counter() - start

@@ -20,7 +20,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -30,8 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_inbox import make_home  # noqa: E402
-from common import BIN  # noqa: E402
+from bench_inbox import make_home, start_serve  # noqa: E402
 
 LEVELS = (1, 8, 32)
 PAGES = 160  # page requests at each level, shared among the clients
@@ -125,22 +123,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = make_home(Path(tmp), parks)
         env = {**os.environ, "BUTLER_HOME": str(home)}
-        serve = subprocess.Popen(
-            [str(BIN / "butler"), "serve", "--port", "0", "--no-scheduler"],
-            env=env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        serve, port, token = start_serve(env)
         bare = None
         try:
-            assert serve.stdout is not None
-            found = None
-            for line in serve.stdout:
-                found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
-                if found:
-                    break
-            assert found, "butler serve printed no URL"
-            port, token = int(found.group(1)), found.group(2)
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
             auth = {"Authorization": f"Bearer {token}"}
             conn.request("GET", "/", headers=auth)
