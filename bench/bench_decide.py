@@ -26,6 +26,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_inbox import start_serve  # noqa: E402
 from common import BIN, compile_checkouts  # noqa: E402
 
 from butler_cli.schedule.store import ScheduleStore  # noqa: E402
@@ -75,23 +76,6 @@ def park(root: Path, work: Path, env: dict[str, str], n: int) -> str:
     return str(json.loads(ran.stdout)["park_id"])
 
 
-def start_serve(work: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str, str]:
-    proc = subprocess.Popen(
-        [str(BIN / "butler"), "serve", "--port", "0", "--no-scheduler"],
-        cwd=work,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        found = re.search(r"http://[^/\s]+:(\d+)/\?token=(\S+)", line)
-        if found:
-            return proc, f"http://127.0.0.1:{found.group(1)}", found.group(2)
-    raise SystemExit("butler serve printed no URL")
-
-
 def post_decision(base: str, token: str, park_id: str) -> dict[str, object]:
     auth = {"Authorization": f"Bearer {token}"}
     with urllib.request.urlopen(urllib.request.Request(base + "/", headers=auth)) as res:
@@ -114,7 +98,8 @@ def measure(runs: int, servers: int) -> tuple[float, float]:
         root = Path(tmp)
         home, work, env = write_home(root, servers)
         store = ScheduleStore(home)
-        proc, base, token = start_serve(work, env)
+        proc, port, token = start_serve(env, cwd=work)
+        base = f"http://127.0.0.1:{port}"
         resume: list[float] = []
         inbox: list[float] = []
         try:

@@ -36,10 +36,13 @@ def make_home(root: Path, parks: int) -> Path:
     return home
 
 
-def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], int, str]:
+def start_serve(
+    env: dict[str, str], cwd: Path | None = None
+) -> tuple[subprocess.Popen[str], int, str]:
     """`butler serve` on a free loopback port: the process, its port and its token."""
     proc = subprocess.Popen(
         [str(BIN / "butler"), "serve", "--port", "0", "--no-scheduler"],
+        cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
         text=True,
