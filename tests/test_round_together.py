@@ -145,3 +145,34 @@ def test_sigint_to_run_stops_every_call_of_the_round_at_once(
     assert "never reached" not in out
     assert not [n for n in "xyz" if (calls / f"{n}.finished").exists()]
     assert not json_lines(out)
+
+
+def test_mcp_calls_of_a_round_go_through_their_session_together(
+    butler, butler_home, workdir, script
+) -> None:
+    """``a`` waits for ``b``'s lookup to finish: on one session, one after another, it never
+    would (it gives up after 20 s)."""
+    import json
+    import sys
+
+    calls = workdir / "calls"
+    butler_home.mkdir(exist_ok=True)
+    (butler_home / "config.toml").write_text(
+        "[mcp.far]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(Path(__file__).parent / 'mcp_slow_server.py'))}]\n"
+        f"env = {{ CALLS_DIR = {json.dumps(str(calls))} }}\n"
+        "sandbox = false\n"
+    )
+    model = script(
+        {
+            "tool_calls": [
+                call("far__lookup", "a", key="a", until="b.finished"),
+                call("far__lookup", "b", key="b"),
+            ]
+        },
+        {"text": "done"},
+    )
+    r = butler("run", "--model", model, "look", "--json", timeout=90)
+    assert r.returncode == 0, r.stderr
+    assert [x["content"] for x in tool_results(r.stdout)] == ["a found", "b found"]
