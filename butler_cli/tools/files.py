@@ -98,6 +98,9 @@ class FileTools:
             if stat.S_ISDIR(info.st_mode):
                 raise IsADirectoryError(f"{path} is a directory; use list_dir")
             raise ValueError(f"{path} is not a regular file (a FIFO, socket or device)")
+        if info.st_nlink > 1 and (info.st_dev, info.st_ino) in self.paths.identities():
+            os.close(fd)  # linked to a gate file after the check: the file opened decides
+            raise PermissionError(f"{path} is another name for one of the butler's own files")
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as fh:
             data = fh.read(READ_CAP + 1)

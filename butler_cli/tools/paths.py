@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -82,6 +83,46 @@ class PathRules:
         self.home = Path(os.path.realpath(home))
         self.protected = [Path(os.path.realpath(p)) for p in protected]
         self.roots = [Path(os.path.realpath(r)) for r in roots]
+        self._identities: frozenset[tuple[int, int]] | None = None
+
+    def identities(self) -> frozenset[tuple[int, int]]:
+        """(device, inode) of every gate file a hard link could name: the protected files and
+        the files directly in the home and its ``parks`` folder (park key, databases, audit
+        log, parks) — read once, when a file with more than one link is first met."""
+        if self._identities is None:
+            found: set[tuple[int, int]] = set()
+            candidates = [p for p in self.protected if not p.is_dir()]
+            for folder in (self.home, *[p for p in self.protected if p.is_dir()]):
+                for sub in (folder, folder / "parks"):
+                    try:
+                        candidates += [Path(e.path) for e in os.scandir(sub)]
+                    except OSError:
+                        continue
+            for path in candidates:
+                try:
+                    st = os.stat(path, follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    found.add((st.st_dev, st.st_ino))
+            self._identities = frozenset(found)
+        return self._identities
+
+    def same_file_refusal(self, path: Path) -> str | None:
+        """The refusal reason when ``path`` is another name (a hard link) for one of the
+        gate's files: protection by identity, not only by path (issue 20)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
+            return None  # one name only: the path checks already judged it
+        if (st.st_dev, st.st_ino) in self.identities():
+            return (
+                f"{path} is another name (a hard link) for one of the butler's own files; "
+                "it is off limits"
+            )
+        return None
 
     def off_limits(self, path: Path) -> bool:
         """Whether ``path`` (resolved) is the home, a protected path, or inside one."""
@@ -103,6 +144,8 @@ class PathRules:
                     )
         if problem is None and not any(_within(path, root) for root in self.roots):
             problem = root_refusal(path, self.roots)
+        if problem is None:
+            problem = self.same_file_refusal(path)
         if problem:
             raise PermissionError(problem)
 
