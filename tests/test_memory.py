@@ -11,7 +11,7 @@ import pytest
 from butler_cli.memory.block import render_block
 from butler_cli.memory.capture import ConsolidationError, capture_turn, consolidate, due
 from butler_cli.memory.entries import Entry, coerce_importance, sort_entries
-from butler_cli.memory.store import SCORED_WINDOW, MemoryStore, open_memory
+from butler_cli.memory.store import MemoryStore, open_memory
 from butler_cli.memory.tools import MemoryTools
 
 
@@ -176,15 +176,16 @@ class TestStore:
     def test_a_common_word_stays_in_its_profile_past_a_flood_in_another(
         self, butler_home: Path
     ) -> None:
-        """Recall ranks a window of the newest matches; another profile's newer entries must
-        not fill it (the window is taken after the profile's filter), nor other kinds."""
+        """Another profile's many newer entries holding the word must not crowd this
+        profile's out of the ranked candidates (the filter applies before ranking), nor
+        other kinds."""
         work = open_memory(butler_home, "work")
         home = open_memory(butler_home, "home")
         mine = work.remember("tea with the harbour team on fridays", "semantic")
         scratch = work.remember("tea order draft", "working")
         home.add_entries(
             Entry(f"h{i:05d}", "semantic", f"tea at home {i}", f"2027-01-01T00:00:{i % 60:02d}", {})
-            for i in range(SCORED_WINDOW + 300)
+            for i in range(800)
         )
         assert {e.id for e in work.recall("tea")} == {mine.id, scratch.id}
         assert [e.id for e in work.recall("tea", kinds=["semantic"])] == [mine.id]

@@ -6,13 +6,34 @@ one of the same schema, so reading never creates the file.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from butler_cli.memory.entries import now_ts
-from butler_cli.store.sqlite import LazyDatabase
+from butler_cli.memory.search import INDEX_TOKENIZER, date_terms, index_terms
+from butler_cli.store.sqlite import LazyDatabase, Migrations
+
+
+def _stemmed_index(db: sqlite3.Connection) -> None:
+    """0003: the index rebuilt stemmed, with each entry's date as a second column, from every
+    row of ``entries`` (a store made before it is re-indexed on first open; no row is lost)."""
+    db.execute("DROP TABLE IF EXISTS entries_vocab")
+    db.execute("DROP TABLE entries_fts")
+    db.execute(
+        f"CREATE VIRTUAL TABLE entries_fts USING fts5 (terms, date, tokenize = '{INDEX_TOKENIZER}')"
+    )
+    db.execute("CREATE VIRTUAL TABLE entries_vocab USING fts5vocab (entries_fts, 'row')")
+    db.executemany(
+        "INSERT INTO entries_fts (rowid, terms, date) VALUES (?, ?, ?)",
+        (
+            (rowid, index_terms(text), date_terms(ts))
+            for rowid, text, ts in db.execute("SELECT rowid, text, ts FROM entries").fetchall()
+        ),
+    )
+
 
 #: Named, append-only: a migration is never edited once shipped; new ones go at the end.
-MIGRATIONS: list[tuple[str, str]] = [
+MIGRATIONS: Migrations = [
     (
         "0001_entries",
         """
@@ -35,6 +56,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0002_vocab",
         "CREATE VIRTUAL TABLE entries_vocab USING fts5vocab (entries_fts, 'row')",
     ),
+    ("0003_stemmed_dated_index", _stemmed_index),
 ]
 
 

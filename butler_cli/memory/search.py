@@ -1,18 +1,74 @@
 """How text is indexed and queried so recall finds what a person means (spec Q1–Q3).
 
-SQLite's unicode61 tokenizer folds case and splits words, but it reads a run of Chinese or
-Japanese characters as one long token. So each CJK run is indexed as its single characters
-plus its character bigrams: ``奶茶店`` is queried as the bigrams ``奶茶`` and ``茶店``, and
-``我开了家卖奶茶的小店`` is found through ``奶茶``; a one-character query like ``茶`` hits the
-single characters.
+The index (``INDEX_TOKENIZER``) folds case and diacritics and stems English words with the
+Porter stemmer, so ``adopted`` finds ``adopt`` and ``peanut`` finds ``peanuts``; a query is
+stemmed the same way. It reads a run of Chinese or Japanese characters as one long token, so
+each CJK run is indexed as its single characters plus its character bigrams: ``奶茶店`` is
+queried as the bigrams ``奶茶`` and ``茶店``, and ``我开了家卖奶茶的小店`` is found through
+``奶茶``; a one-character query like ``茶`` hits the single characters. The stemmer leaves
+these (and any word with a character outside a–z) as they are.
+
+A query's stop words (``the``, ``did``, ``what`` … and the commonest function words of
+German, French, Spanish, Italian, Portuguese and Dutch) are not searched: every entry holds
+them, so they only drown the words that tell entries apart. A query of nothing but stop words
+("the who") searches them all.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from functools import cache
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+#: Porter stemming over unicode61: the tokenizer of every full-text index the butler keeps.
+INDEX_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+_ENGLISH = """
+a about above after again against all am an and any are aren as at be because been before
+being below between both but by can cannot could couldn did didn do does doesn doing don down
+during each else ever few for from further get gets got had hadn has hasn have haven having he
+her here hers herself him himself his how i if in into is isn it its itself just let ll me
+might mine more most must mustn my myself no nor not now of off on once only or other ought
+our ours ourselves out over own re s same shall shan she should shouldn so some such t than
+that the their theirs them themselves then there these they this those through to too under
+until up upon us ve very was wasn we were weren what whatever when whenever where whereas
+wherever whether which while who whoever whom whose why will with would wouldn you your
+yours yourself yourselves also yet anything something everything nothing anyone someone d m
+o y
+"""
+# The commonest function words of other Latin-script languages, leaving out any that is an
+# English content word (French ``son``, German ``will``/``war``/``die``/``hat``/``kind``).
+_OTHERS = """
+der das den dem des ein eine einer eines einem einen und oder aber ist sind bin bist wird
+werden wurde nicht auch mit von zu zum zur im ins auf aus bei nach ich du er sie es wir ihr
+mein dein sein ihre wie wo wann warum dass welche welcher
+le la les un une des du et ou mais est sont je tu il elle nous vous ils elles ce cette ces
+mon ma mes ta tes sa ses au aux avec pour dans sur par qui que quoi quand comment pourquoi
+el los las unos unas y o pero es son yo tú él ella nosotros ellos del al con para por en que
+qué cuándo cómo dónde su sus mi mis
+il lo gli uno di da e è sono io tu lui lei noi voi loro che chi quando dove perché
+os um uma umas uns é são eu ele ela nós eles não com para por em na no nas nos que quando
+het een en of maar ik jij hij zij wij jullie niet ook met van voor wat wanneer waar hoe
+"""
+STOP_WORDS = frozenset((_ENGLISH + _OTHERS).split())
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 
 @cache
@@ -36,7 +92,20 @@ def index_terms(text: str) -> str:
     return _cjk().sub(lambda m: " " + " ".join(_grams(m.group(), unigrams=True)) + " ", text)
 
 
-def query_terms(query: str) -> list[str]:
+def date_terms(ts: str) -> str:
+    """An entry's time as words a question uses: ``2023-05-08T13:56…`` → ``Monday 8 May 2023
+    2023-05-08``. Empty when the time cannot be read (an imported entry's odd time)."""
+    try:
+        when = datetime.fromisoformat(ts)
+    except ValueError:
+        return ""
+    return (
+        f"{_DAYS[when.weekday()]} {when.day} {_MONTHS[when.month - 1]} {when.year} "
+        f"{when.date().isoformat()}"
+    )
+
+
+def all_terms(query: str) -> list[str]:
     """Distinct search terms: lower-cased words, and CJK bigrams (or the lone character)."""
     terms: list[str] = []
     if query.isascii():  # no CJK run in it
@@ -46,6 +115,13 @@ def query_terms(query: str) -> list[str]:
     for run in _cjk().findall(query):
         terms.extend(_grams(run, unigrams=False))
     return list(dict.fromkeys(terms))
+
+
+def query_terms(query: str) -> list[str]:
+    """The terms worth searching: stop words out, unless the query is nothing else."""
+    terms = all_terms(query)
+    telling = [t for t in terms if t not in STOP_WORDS]
+    return telling or terms
 
 
 def every_term(query: str) -> str | None:

@@ -24,21 +24,16 @@ from butler_cli.memory.entries import (
     now_ts,
     sort_m3,
 )
+from butler_cli.memory.ranking import Filter, Ranker
 from butler_cli.memory.schema import memory_database
-from butler_cli.memory.search import every_term, index_terms, phrase_of, query_terms, quote_term
+from butler_cli.memory.search import date_terms, index_terms, phrase_of, query_terms
 
 DB_FILE = "memory.db"
 DEFAULT_PROFILE = "default"
 RECALL_DEFAULT_K = 12
 RECALL_MAX_K = 50
-CANDIDATES = 200
-#: A search scores (bm25) at most this many of its matches, the most recently stored: scoring
-#: costs microseconds an entry, and a query of words most entries hold would otherwise score
-#: tens of thousands of them. A query with a rarer word has fewer matches and scores them all.
-SCORED_WINDOW = 500
-#: In the any-term search, terms in more entries than this are left out: they would make it
-#: score tens of thousands of rows, and an entry sharing only a common word is a poor match.
-COMMON_TERM_DOCS = 3000
+#: The best-scored matches the phrase rule (and the tie-break) re-orders.
+RERANKED = 60
 #: The shortest bullet a block can hold is 8 characters with its newline (``- [i] t``), so
 #: no more facts than this can fit the budget: the block never needs to read more.
 BLOCK_WINDOW = DEFAULT_BUDGET // 8 + 1
@@ -117,8 +112,8 @@ class MemoryStore:
                     (e.id, self.profile, e.kind, e.text, e.ts, e.importance, json.dumps(meta)),
                 )
                 db.execute(
-                    "INSERT INTO entries_fts (rowid, terms) VALUES (?, ?)",
-                    (cur.lastrowid, index_terms(e.text)),
+                    "INSERT INTO entries_fts (rowid, terms, date) VALUES (?, ?, ?)",
+                    (cur.lastrowid, index_terms(e.text), date_terms(e.ts)),
                 )
                 rows += 1
             db.execute("COMMIT")
@@ -228,28 +223,32 @@ class MemoryStore:
     ) -> list[Entry]:
         """T2: top entries by M3, or with a query by relevance then M3 (zero relevance dropped).
 
-        Relevance: the whole phrase first (Q3), then entries with every term, then any term,
-        each by bm25. Entries with every term are fetched first; the any-term search runs only
-        when they are too few, which keeps recall fast on a large store. Each search ranks at
-        most SCORED_WINDOW of its matches, the most recently stored.
+        Relevance (Q1–Q3): the whole phrase first, then the fused score of ``ranking`` over
+        the query's telling words (stop words out, stemmed), every match ranked.
         """
         k = max(1, min(RECALL_MAX_K, k))
         if query is None or not query.strip():
             return self.entries(kinds, k, min_importance)
-        every = every_term(query)
-        if every is None:
+        terms = query_terms(query)
+        if not terms:
             return []
-        rows = {r[0]: (r, True) for r in self._matches(every, kinds, min_importance)}
-        if len(rows) < k:
-            telling = self._uncommon(query_terms(query))
-            if telling:
-                any_term = " OR ".join(quote_term(t) for t in telling)
-                for r in self._matches(any_term, kinds, min_importance):
-                    rows.setdefault(r[0], (r, False))
+        where: Filter = None
+        if kinds is not None or min_importance is not None or not self._sole_profile():
+
+            def where(head: str, match: str) -> tuple[str, list[Any]]:
+                return self._filtered(head, kinds, min_importance, extra=match)
+
+        # The file's size for the rarity of expansion words: the last rowid, read at once.
+        size = self.reader.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0
+        ranker = Ranker(self.reader, where, size)
+        scores = ranker.rank(terms, lambda ids: {r: row[2] for r, row in self._rows(ids).items()})
+        if not scores:
+            return []
         phrase = phrase_of(query)
+        best = heapq.nsmallest(max(RERANKED, k), scores, key=scores.__getitem__)
         keyed = [
-            ((phrase not in " ".join(row[2].lower().split()), not all_terms, round(row[6], 9)), row)
-            for row, all_terms in rows.values()
+            ((phrase not in " ".join(row[2].lower().split()), round(scores[rowid], 9)), row)
+            for rowid, row in self._rows(best).items()
         ]
         if len(keyed) > k:  # only rows as relevant as the k-th can reach the top k
             cut = heapq.nsmallest(k, (key for key, _ in keyed))[-1]
@@ -257,59 +256,12 @@ class MemoryStore:
         ranked = sort_m3(keyed, lambda it: (it[1][4], it[1][3], it[1][0]), lambda it: it[0])
         return [_entry(row) for _, row in ranked[:k]]
 
-    def _uncommon(self, terms: list[str]) -> list[str]:
-        """The terms found in at most COMMON_TERM_DOCS entries (across the file), rarest first.
-
-        Counted through the index and only up to the limit, so a word in most entries costs
-        no more than a rare one (the vocabulary table walks a word's every entry to count it).
-        """
-        counts: dict[str, int] = {}
-        for term in terms:
-            counts[term] = self.reader.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? "
-                "LIMIT ?)",
-                (quote_term(term), COMMON_TERM_DOCS + 1),
-            ).fetchone()[0]
-        found = [t for t in terms if 0 < counts[t] <= COMMON_TERM_DOCS]
-        return sorted(found, key=lambda t: counts[t])
-
-    def _matches(
-        self, match: str, kinds: Sequence[str] | None, min_importance: int | None
-    ) -> list[Sequence[Any]]:
-        """The CANDIDATES best by bm25 of the newest SCORED_WINDOW matches in this profile.
-
-        The index walks its matches newest first and stops at the window. When this profile is
-        all the file holds and nothing else filters, the index alone is scored and only the
-        best entries are read; otherwise each match is joined to its entry and filtered first.
-        """
-        if kinds is None and min_importance is None and self._sole_profile():
-            scored = self.reader.execute(
-                "SELECT rowid, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ? "
-                "ORDER BY rowid DESC LIMIT ?",
-                (match, SCORED_WINDOW),
-            ).fetchall()
-            best = dict(sorted(scored, key=lambda r: r[1])[:CANDIDATES])
-            marks = ", ".join("?" for _ in best)
-            found = self.reader.execute(
-                f"SELECT e.rowid, {_COLUMNS} FROM entries e WHERE e.rowid IN ({marks})",
-                list(best),
-            ).fetchall()
-            rows: list[Sequence[Any]] = [(*r[1:], best[r[0]]) for r in found]
-            rows.sort(key=lambda r: r[6])
-            return rows
-        sql, args = self._filtered(
-            f"SELECT {_COLUMNS}, bm25(entries_fts) FROM entries_fts "
-            "JOIN entries e ON e.rowid = entries_fts.rowid",
-            kinds,
-            min_importance,
-            extra="entries_fts MATCH ?",
+    def _rows(self, rowids: list[int]) -> dict[int, Sequence[Any]]:
+        marks = ", ".join("?" for _ in rowids)
+        found = self.reader.execute(
+            f"SELECT e.rowid, {_COLUMNS} FROM entries e WHERE e.rowid IN ({marks})", rowids
         )
-        args.insert(0, match)
-        sql += " ORDER BY entries_fts.rowid DESC LIMIT ?"
-        args.append(SCORED_WINDOW)
-        joined: list[Sequence[Any]] = self.reader.execute(sql, args).fetchall()
-        joined.sort(key=lambda r: r[6])
-        return joined[:CANDIDATES]
+        return {r[0]: r[1:] for r in found}
 
     def _sole_profile(self) -> bool:
         """True when every entry in the file is this profile's (or there are none)."""

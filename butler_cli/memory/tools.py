@@ -25,12 +25,24 @@ _REMEMBER = {
 _RECALL = {
     "type": "object",
     "properties": {
-        "query": {"type": "string"},
+        "query": {
+            "type": "string",
+            "description": "The content words to look for: names, things, places, dates "
+            "('Mei Lisbon visit', 'passport number', 'May 2023'). Small words like 'what', "
+            "'did', 'the' are ignored; word endings do not matter. Omit to list the most "
+            "important memories.",
+        },
         "kinds": {"type": "array", "items": {"type": "string", "enum": list(KINDS)}},
         "k": {"type": "integer", "minimum": 1, "maximum": 50},
         "min_importance": {"type": "integer", "minimum": 1, "maximum": 5},
     },
 }
+RECALL_DESCRIPTION = (
+    "Search what you remember about the person. Query with the telling words (names, "
+    "places, things, dates), not a whole question; search again with other words if the "
+    "first results miss. Each result shows its id, kind, importance (1-5) and the date it "
+    "was remembered; memories near a match in time may hold its context."
+)
 _FORGET = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
 
 
@@ -98,7 +110,7 @@ class MemoryTools:
                     self.remember,
                 ),
                 (
-                    ToolSpec("recall", "Search what you remember.", _RECALL, thread_safe=False),
+                    ToolSpec("recall", RECALL_DESCRIPTION, _RECALL, thread_safe=False),
                     self.recall,
                 ),
                 (

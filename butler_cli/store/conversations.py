@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from butler_cli.core.errors import UsageError
-from butler_cli.memory.search import every_term, index_terms
+from butler_cli.memory.search import INDEX_TOKENIZER, every_term, index_terms
 from butler_cli.store.ids import random_string
-from butler_cli.store.sqlite import LazyDatabase
+from butler_cli.store.sqlite import LazyDatabase, Migrations
 
 DB_FILE = "conversations.db"
 PREFIX = "c-"
@@ -34,8 +34,27 @@ ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # the park alphabet: no 0/o, 1/
 ID_LENGTH = 6
 _ID_RE = re.compile(rf"^{PREFIX}[{ID_ALPHABET}]{{1,{ID_LENGTH}}}$")
 
+
+def _stemmed_index(db: sqlite3.Connection) -> None:
+    """0002: the index rebuilt stemmed (like memory's) from every conversation's title and
+    messages: a file made before it is re-indexed on first open, no row lost."""
+    db.execute("DROP TABLE conversations_fts")
+    db.execute(
+        f"CREATE VIRTUAL TABLE conversations_fts USING fts5 (terms, tokenize = '{INDEX_TOKENIZER}')"
+    )
+    db.executemany(
+        "INSERT INTO conversations_fts (rowid, terms) VALUES (?, ?)",
+        (
+            (rowid, index_terms(title + "\n" + message_text(json.loads(messages))))
+            for rowid, title, messages in db.execute(
+                "SELECT rowid, title, messages FROM conversations"
+            ).fetchall()
+        ),
+    )
+
+
 #: Named, append-only: a migration is never edited once shipped; new ones go at the end.
-MIGRATIONS: list[tuple[str, str]] = [
+MIGRATIONS: Migrations = [
     (
         "0001_conversations",
         """
@@ -72,6 +91,7 @@ MIGRATIONS: list[tuple[str, str]] = [
             USING fts5 (terms, tokenize = 'unicode61 remove_diacritics 2');
         """,
     ),
+    ("0002_stemmed_index", _stemmed_index),
 ]
 
 _SUMMARY = (
@@ -288,8 +308,9 @@ class ConversationStore:
     def recent(
         self, limit: int = 20, query: str | None = None, cwd: str | None = None
     ) -> list[Summary]:
-        """The latest conversations first; ``query``: only those holding every word of it
-        (CJK-aware, like memory recall); ``cwd``: only this folder's."""
+        """The latest conversations first; ``query``: only those holding every telling word
+        of it (stop words out, stemmed, CJK-aware, like memory recall); ``cwd``: only this
+        folder's."""
         where: list[str] = []
         args: list[str] = []
         if cwd is not None:

@@ -2,9 +2,9 @@
 mode, migrated in order, and never created by a read.
 
 Migrations are append-only and named: each runs once, in its own ``BEGIN IMMEDIATE``
-transaction, and is recorded in a ``migrations`` table, so a second process racing on the same
-file finds it applied and skips it. A migration is never edited once shipped; a change is a new
-one appended.
+transaction (a re-index too: it keeps every row or none), and is recorded in a ``migrations``
+table, so a second process racing on the same file finds it applied and skips it. A migration
+is never edited once shipped; a change is a new one appended.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from pathlib import Path
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import ensure_private_dir
 
-Migrations = Sequence[tuple[str, str]]
+#: A migration is SQL (statements split on ``;``) or, when rows must be rewritten through
+#: Python (a full-text index rebuilt with new terms), a function given the connection.
+Migration = str | Callable[[sqlite3.Connection], None]
+Migrations = Sequence[tuple[str, Migration]]
 
 
 def apply_migrations(
@@ -32,8 +35,11 @@ def apply_migrations(
         db.execute("BEGIN IMMEDIATE")
         try:
             if db.execute("SELECT 1 FROM migrations WHERE name=?", (name,)).fetchone() is None:
-                for statement in filter(str.strip, sql.split(";")):
-                    db.execute(statement)
+                if callable(sql):
+                    sql(db)
+                else:
+                    for statement in filter(str.strip, sql.split(";")):
+                        db.execute(statement)
                 db.execute("INSERT INTO migrations VALUES (?, ?)", (name, now()))
             db.execute("COMMIT")
         except BaseException:
