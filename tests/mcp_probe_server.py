@@ -45,7 +45,7 @@ server = MCPServer(os.environ.get("PROBE_NAME", "probe"), version=version)
 RO = ToolAnnotations(read_only_hint=True)
 
 
-@server.tool(annotations=RO)
+@server.tool(annotations=RO if version != "3.0" else None)  # 3.0 no longer says read-only
 def echo(text: str) -> str:
     """Say it back."""
     return text

@@ -116,6 +116,29 @@ def test_a_changed_server_is_listed_again(butler, fake, butler_home, tmp_path) -
     assert starts(log) == 3
 
 
+def test_a_cached_benign_tool_the_server_now_governs_is_not_run(
+    butler, script, butler_home, tmp_path
+) -> None:
+    """The cache said read-only; the upgraded server, started for the call, no longer does:
+    the call is not made (the next task sees the new list, and the tool waits for a person)."""
+    log, version = tmp_path / "starts", tmp_path / "version"
+    version.write_text("1.0")
+    configure(
+        butler_home,
+        server_table("probe", {"PROBE_LOG": str(log), "PROBE_VERSION_FILE": str(version)}),
+    )
+    assert butler("run", "--model", script({"text": "k"}), "list").returncode == 0
+    version.write_text("3.0")
+    echo = {"tool_calls": [call("probe__echo", "e", text="sent anyway")]}
+    r = butler("run", "--model", script(echo, {"text": "k"}), "echo", "--json")
+    assert r.returncode == 0, r.stderr
+    (result,) = tool_results(r.stdout)
+    assert result["is_error"] and "no longer read-only" in result["content"]
+    assert "sent anyway" not in result["content"]
+    r = butler("run", "--model", script(echo, {"text": "k"}), "echo", "--json")
+    assert r.returncode == 3 and json_lines(r.stdout)[0]["approval"]["tool"] == "probe__echo"
+
+
 def test_servers_are_listed_in_parallel(butler, butler_home, tmp_path) -> None:
     """Each server waits for the other to be up before it answers: one after the other, the
     first would give up; side by side, both start."""
