@@ -17,7 +17,8 @@ app = typer.Typer(
 @app.command("list")
 def list_(json_out: Json = False) -> None:
     """Every tool with its source and default verdict, MCP servers' tools included (from the
-    tool cache; a server not in it is started to list them)."""
+    tool cache; a server not in it is started to list them; `butler mcp list` starts every
+    server and refreshes the cache)."""
     from butler_cli.app.inventory import not_offered, tool_inventory
     from butler_cli.app.options import RunOptions
     from butler_cli.cli import render
