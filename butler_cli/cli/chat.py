@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
 from butler_cli.cli.options import (
     BaseUrl,
+    ContinueLast,
+    Conversation,
     MaxRounds,
     Model,
     ModelOption,
@@ -28,19 +26,8 @@ def chat(
     policy_file: PolicyFile = None,
     base_url: BaseUrl = None,
     option: ModelOption = None,
-    continue_last: Annotated[
-        bool,
-        typer.Option("--continue", "-c", help="Carry on the last conversation of this folder."),
-    ] = False,
-    conversation: Annotated[
-        str | None,
-        typer.Option(
-            "--conversation",
-            metavar="ID",
-            help="Carry on the conversation ID (see `butler log`).",
-            show_default=False,
-        ),
-    ] = None,
+    continue_last: ContinueLast = False,
+    conversation: Conversation = None,
 ) -> None:
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
     n deny (with a note), l later (stays parked), d details, s approve for the session.

@@ -128,3 +128,22 @@ def model_options(given: list[str] | None) -> dict[str, int | float] | None:
             raise UsageError(f"-o takes KEY VALUE (e.g. -o temperature 0.2), not {item!r}")
         pairs.append((key.strip(), value.strip()))
     return parse_options(pairs)
+
+
+ContinueLast = Annotated[
+    bool,
+    typer.Option(
+        "--continue",
+        "-c",
+        help="Carry on the last conversation of this folder (a chat's or a run's).",
+    ),
+]
+Conversation = Annotated[
+    str | None,
+    typer.Option(
+        "--conversation",
+        metavar="ID",
+        help="Carry on the conversation ID (see `butler log`).",
+        show_default=False,
+    ),
+]

@@ -12,6 +12,8 @@ import typer
 
 from butler_cli.cli.options import (
     BaseUrl,
+    ContinueLast,
+    Conversation,
     Files,
     Json,
     MaxRounds,
@@ -60,24 +62,8 @@ def run(
     option: ModelOption = None,
     json_out: Json = False,
     output: Output = None,
-    continue_last: Annotated[
-        bool,
-        typer.Option(
-            "--continue",
-            "-c",
-            help="Carry on the last conversation of this folder (a chat's or a run's) with the "
-            "task: the model sees its earlier turns, and the task joins it.",
-        ),
-    ] = False,
-    conversation: Annotated[
-        str | None,
-        typer.Option(
-            "--conversation",
-            metavar="ID",
-            help="Carry on the conversation ID (see `butler log`) with the task.",
-            show_default=False,
-        ),
-    ] = None,
+    continue_last: ContinueLast = False,
+    conversation: Conversation = None,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
     prints its id and `butler resume ID`, and the batch goes on with the next task.

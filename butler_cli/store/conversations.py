@@ -243,9 +243,7 @@ class ConversationStore:
                     "INSERT OR IGNORE INTO park_links (park, conversation, base) VALUES (?,?,?)",
                     (park, cid, base if base is not None else len(messages)),
                 )
-            db.execute("DELETE FROM conversations_fts WHERE rowid=?", (row[0],))
-            terms = index_terms(row[1] + "\n" + message_text(messages))
-            db.execute("INSERT INTO conversations_fts (rowid, terms) VALUES (?,?)", (row[0], terms))
+            _reindex(db, row[0], row[1], messages)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -268,9 +266,7 @@ class ConversationStore:
                 "UPDATE conversations SET messages=?, updated=?, turns=max(turns-1, 0) WHERE id=?",
                 (json.dumps(messages, ensure_ascii=False), now_ts(), cid),
             )
-            db.execute("DELETE FROM conversations_fts WHERE rowid=?", (row[0],))
-            terms = index_terms(row[1] + "\n" + message_text(messages))
-            db.execute("INSERT INTO conversations_fts (rowid, terms) VALUES (?,?)", (row[0], terms))
+            _reindex(db, row[0], row[1], messages)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -372,3 +368,10 @@ class ConversationStore:
         except (sqlite3.Error, UsageError):
             return None
         return str(row[0]) if row else None
+
+
+def _reindex(db: sqlite3.Connection, rowid: int, title: str, messages: list[Any]) -> None:
+    """A conversation's search terms made again from its title and messages."""
+    db.execute("DELETE FROM conversations_fts WHERE rowid=?", (rowid,))
+    terms = index_terms(title + "\n" + message_text(messages))
+    db.execute("INSERT INTO conversations_fts (rowid, terms) VALUES (?,?)", (rowid, terms))
