@@ -5,6 +5,7 @@ The one place that knows every layer; the CLI calls one function here per comman
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -77,6 +78,18 @@ def system_prompt(block: str, persona: str, instructions: str = "") -> str:
     return f"{prompt}\n\n{instructions}" if instructions else prompt
 
 
+def remember_park_key(home: Path) -> None:
+    """The park key is a secret like any other: masked in every result (an MCP server or a
+    program that could read the home returns it as ``****``) and every line shown."""
+    from butler_cli.store.files import read_no_follow
+    from butler_cli.store.key import KEY_FILE
+    from butler_cli.tools.redact import remember_secret
+
+    # none yet (made at the first park), or unreadable (reported when it is used)
+    with contextlib.suppress(OSError):
+        remember_secret(read_no_follow(home / KEY_FILE).decode("ascii", "replace"))
+
+
 class Butler:
     """One configured butler: a model, a policy, its tools, its memory, its home."""
 
@@ -135,6 +148,7 @@ class Butler:
 
             mcp.hide(protected)  # before any server starts: they never see the gate's files
             mcp_sets = [t for _, t in mcp_toolsets(mcp, policy.classify, policy.governs)]
+        remember_park_key(home)
         self.toolbox = MaskingToolbox(
             [
                 MemoryTools(memory).toolset(),

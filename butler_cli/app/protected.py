@@ -3,8 +3,8 @@
 One list, used twice: the file tools refuse these paths, and the command sandbox hides them
 (an empty read-only directory over a folder, ``/dev/null`` over a file). It holds the home
 (parks, the park key, audit log, memory, history), the config file (or the folder it would go
-in), the stored keys' file (or its folder), the policy files in use (a rule file, a policy's
-Python file) and the key files the config points to.
+in), the stored keys' file (or its folder), a file keyring's folder, the policy files in use
+(a rule file, a policy's Python file) and the key files the config points to.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def protected_paths(
     The config file is listed as itself when it exists, else as the folder it would be written
     to (so a program cannot create one). Key files are listed when they exist.
     """
-    from butler_cli.store.stored_keys import keys_path
+    from butler_cli.store.stored_keys import keyring_files, keys_path
 
     config_file = config_file or config_path()
     keys_file = keys_path()  # the stored keys (`butler keys set`), or the folder they go in
@@ -36,6 +36,8 @@ def protected_paths(
         config_file if config_file.exists() else config_file.parent,
         keys_file if keys_file.exists() else keys_file.parent,
     ]
+    if (keyring := keyring_files()).exists():  # a file keyring's folder (keyrings.alt)
+        found.append(keyring)
     found += [Path(p) for p in policy_files if p]
     for settings in config.providers.values() if config is not None else []:
         if settings.api_key_file:

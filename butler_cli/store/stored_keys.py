@@ -49,9 +49,30 @@ def system_keyring() -> Any | None:
         backend = keyring.get_keyring()
     except Exception:  # not installed, or a backend that breaks while loading
         return None
-    if isinstance(backend, fail.Keyring | null.Keyring):
+    if isinstance(backend, fail.Keyring | null.Keyring) or keeps_plaintext(backend):
         return None
     return backend
+
+
+def keeps_plaintext(backend: Any) -> bool:
+    """Whether ``backend`` keeps keys in a file a program could read: ``keyrings.alt``'s file
+    backends (its PlaintextKeyring stores base64 under ``~/.local/share``, which tools and
+    commands can reach), or a chain holding one. Such a keyring is never used: keys go to
+    the 0600 keys file, which tools and the sandbox never reach (issue 20)."""
+    inner = getattr(backend, "backends", None)
+    if isinstance(inner, list | tuple) and any(keeps_plaintext(b) for b in inner):
+        return True
+    for cls in type(backend).__mro__:
+        if cls.__module__.startswith("keyrings.alt") or "Plaintext" in cls.__name__:
+            return True
+    return False
+
+
+def keyring_files() -> Path:
+    """Where file-backed keyrings (``keyrings.alt``) keep their files: hidden from tools and
+    programs like the keys file, whether or not one is in use."""
+    root = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
+    return Path(root) / "python_keyring"
 
 
 def _keyring_call(what: str, call: Any, *args: str) -> Any:

@@ -56,9 +56,25 @@ def redact(value: Any) -> Any:
 
 
 def remember_secret(value: str | None) -> None:
-    """Mask ``value`` from now on, in this process (a key read, a password, a file's key)."""
+    """Mask ``value`` from now on, in this process (a key read, a password, a file's key),
+    and its common encodings (:func:`encodings`)."""
     if value and len(value.strip()) >= MIN_SECRET_LEN:
-        _secrets.add(value.strip())
+        _secrets.update(encodings(value.strip()))
+
+
+def encodings(secret: str) -> set[str]:
+    """``secret`` and the forms it is most often written in elsewhere: base64 (standard and
+    URL-safe, padded or not — a file keyring stores it so), URL-encoding, and hex (lower and
+    upper case), so an encoded key is masked like the raw one (issue 20)."""
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    raw = secret.encode("utf-8")
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), raw.hex(), raw.hex().upper()}
+    for b64 in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = b64.decode("ascii")
+        forms |= {text, text.rstrip("=")}
+    return {f for f in forms if len(f) >= MIN_SECRET_LEN}
 
 
 def remember_environment_secrets(

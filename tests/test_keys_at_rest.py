@@ -1,0 +1,115 @@
+"""Issue 20, item 3: keys at rest. A file keyring that keeps a key readable (keyrings.alt's
+PlaintextKeyring, which keyring picks by itself on a headless machine) is never used; its
+folder is off limits to tools and hidden from programs; a secret is masked in its common
+encodings too; the park key is a secret like any other. Through the installed `butler`."""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from conftest import call, tool_results
+
+CANARY = "sk-stored-CANARY/+&=?4b1"
+PLAINTEXT = "keyrings.alt.file.PlaintextKeyring"
+
+
+def forms(secret: str) -> list[str]:
+    raw = secret.encode()
+    return [
+        secret,
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        quote(secret, safe=""),
+        raw.hex(),
+    ]
+
+
+@pytest.fixture
+def person(tmp_path: Path) -> dict[str, str]:
+    """A temp HOME whose config and data dirs are inside it, a plaintext keyring selected."""
+    pytest.importorskip("keyrings.alt")
+    home = tmp_path / "person"
+    home.mkdir()
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "PYTHON_KEYRING_BACKEND": PLAINTEXT,
+    }
+
+
+def holding(root: Path, needles: list[str]) -> list[Path]:
+    return [
+        p
+        for p in root.rglob("*")
+        if p.is_file() and any(n.encode() in p.read_bytes() for n in needles)
+    ]
+
+
+def test_a_plaintext_keyring_is_never_used(butler: Any, person: dict[str, str]) -> None:
+    r = butler("keys", "set", "ANTHROPIC_API_KEY", input=CANARY + "\n", env=person)
+    assert r.returncode == 0, r.stderr
+    assert "system keyring" not in r.stdout
+    keyring_dir = Path(person["XDG_DATA_HOME"]) / "python_keyring"
+    assert not keyring_dir.exists() or holding(keyring_dir, forms(CANARY)[:3]) == []
+    keys_file = Path(person["XDG_CONFIG_HOME"]) / "butler" / "keys.toml"
+    assert stat.S_IMODE(os.stat(keys_file).st_mode) == 0o600
+    assert CANARY in keys_file.read_text()
+    got = butler("keys", "list", env=person)
+    assert got.stdout.split() == ["ANTHROPIC_API_KEY"]
+
+
+def test_a_keyring_file_is_off_limits_and_encoded_secrets_are_masked(
+    butler: Any, script: Any, allow_all: list[str], person: dict[str, str]
+) -> None:
+    """A keyring file an earlier version left (the key base64-encoded in it): read_file is
+    refused and a program sees nothing there. A known secret printed base64-, URL- or
+    hex-encoded by a program, or echoed so by the model, is masked in what is shown."""
+    keyring_dir = Path(person["XDG_DATA_HOME"]) / "python_keyring"
+    keyring_dir.mkdir(parents=True)
+    cfg = keyring_dir / "keyring_pass.cfg"
+    cfg.write_text(f"[butler]\nmy_key = {base64.b64encode(b'sk-OLD-KEY-in-keyring').decode()}\n")
+    env = {**person, "SOME_SERVICE_TOKEN": CANARY}
+    printed = "; ".join(f"print({f!r}[::-1][::-1])" for f in forms(CANARY)[1:])
+    model = script(
+        {
+            "tool_calls": [
+                call("read_file", "a", path=str(cfg)),
+                call("run_command", "b", argv=["cat", str(cfg)]),
+                call("run_command", "c", argv=["python3", "-c", printed]),
+            ]
+        },
+        {"text": "echoed: " + " ".join(forms(CANARY)[1:])},
+    )
+    r = butler("run", "--model", model, "go", "--json", *allow_all, env=env)
+    assert r.returncode == 0, r.stderr
+    results = [res["content"] for res in tool_results(r.stdout)]
+    assert "off limits" in results[0], results[0]
+    assert "c2stT0xE" not in r.stdout  # the old keyring's base64
+    for form in forms(CANARY):
+        assert form not in r.stdout + r.stderr, form
+    assert results[2].count("****") == 4, results[2]
+
+
+def test_the_park_key_is_masked_in_every_result(
+    butler: Any, script: Any, allow_all: list[str], butler_home: Path
+) -> None:
+    """Whatever brings the park key back (a server that could read the home, a model that
+    echoes it) shows it as ****."""
+    butler_home.mkdir()
+    key = "0123456789abcdef" * 4
+    (butler_home / "park.key").write_text(key + "\n")
+    model = script(
+        {"tool_calls": [call("run_command", "a", argv=["python3", "-c", f"print({key!r})"])]},
+        {"text": f"the key is {key}"},
+    )
+    r = butler("run", "--model", model, "go", "--json", *allow_all)
+    assert r.returncode == 0, r.stderr
+    assert key not in r.stdout + r.stderr
+    assert "****" in tool_results(r.stdout)[0]["content"]
