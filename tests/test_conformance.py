@@ -186,3 +186,42 @@ def test_the_chat_says_when_a_reply_stopped_at_the_length_limit(fake, butler_hom
     child.expect("you ›")
     child.sendcontrol("d")
     child.expect("Goodbye")
+
+
+# -- llama.cpp (recorded from the real server: bench/record_llamacpp.py) ----------------------
+def llamacpp(body: dict[str, Any]) -> Reply:
+    """The recorded server's answer to what it is sent: HTTP 500 to an assistant turn whose
+    content is null, its plain answer otherwise (a task's first request: the forced call)."""
+    messages = body["messages"]
+    if not any(m["role"] == "tool" for m in messages):
+        return replay("llamacpp/forced-tool-call.http")
+    if any(m["role"] == "assistant" and m.get("content") is None for m in messages):
+        return replay("llamacpp/after-tool-call-content-null.http")
+    return replay("llamacpp/after-tool-call.http")
+
+
+def test_llamacpp_forced_call_parks_then_the_approved_round_completes(
+    fake, butler, workdir
+) -> None:
+    fake.respond = llamacpp
+    r = butler("run", *local(fake), "write the letter a to the file a", "--json")
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    [rep] = json_lines(r.stdout)
+    assert rep["approval"]["tool"] == "write_file"  # its real name, not write_filewrite_file…
+    assert rep["usage"][0]["input_tokens"] is None  # the server reports no usage
+    [park] = json.loads(butler("pending", "--json").stdout)
+    resumed = butler("resume", park["id"], "--approve", "--json")
+    assert resumed.returncode == 0, (resumed.stdout, resumed.stderr)
+    assert json_lines(resumed.stdout)[0]["text"] == "OK"
+    assert (workdir / "a").read_text() == "a"
+    last = fake.requests[-1]["body"]["messages"]
+    turn = next(m for m in last if m.get("tool_calls"))
+    assert turn["content"] == ""  # never null: the server answers that with HTTP 500
+
+
+def test_llamacpp_prompt_past_the_context_fails_the_task(fake, butler) -> None:
+    fake.replies = [replay("llamacpp/prompt-past-context.http")]
+    r = butler("run", *local(fake), "a task far past the model's context")
+    assert r.returncode == 1, r.stdout
+    assert "the server ended the stream before the answer was complete" in r.stderr
+    assert "Traceback" not in r.stderr
