@@ -64,11 +64,14 @@ class Person:
             env["XDG_CONFIG_HOME"] = str(self.me / "cfg")
         return env
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = self.env()
+        if path is not None:
+            env["PATH"] = path
         return subprocess.run(
             [*self.argv, *args],
             cwd=self.work,
-            env=self.env(),
+            env=env,
             capture_output=True,
             text=True,
             timeout=60,
@@ -156,3 +159,37 @@ def test_no_folder_above_the_gates_files_moves_or_is_replaced(person: Person, sc
     assert person.config.read_text() == "max_rounds = 8\n"
     assert (person.home / "park.key").read_text() == "ab" * 32 + "\n"
     assert not [p for p in person.me.rglob("*") if p.name.endswith((".moved", ".x"))]
+
+
+def test_a_swap_by_an_unsandboxed_command_stops_the_butler(
+    person: Person, script: Any, tmp_path: Path
+) -> None:
+    """Where no sandbox pins the folders (no bubblewrap: the person approved the command to
+    run with their full rights), the butler notices the swap right after the command and
+    stops with one line and exit 1: the model's next call (a write) never runs."""
+    links = tmp_path / "bin-without-bwrap"
+    links.mkdir()
+    for tool in ("python3", "sh", "mv"):
+        found = shutil.which(tool)
+        assert found
+        (links / tool).symlink_to(found)
+    top = person.config.parent.parent
+    moved = Path(f"{top}.moved")
+    build = ["python3", "-c", f"import os; os.rename({str(top)!r}, {str(moved)!r})"]
+    marker = person.work / "after.txt"
+    model = script(
+        {"tool_calls": [call("run_command", "c", argv=build)]},
+        {"tool_calls": [call("write_file", "w", path=str(marker), content="x")]},
+        {"text": "done"},
+    )
+    path = f"{links}:{BIN_DIR}"
+    flags = ("--policy", f"{person.policy}:classify", "--yes-safe", "--json")
+    parked = person.run("run", "--model", model, "go", *flags, path=path)
+    assert parked.returncode == 3, parked.stderr  # unsandboxed: it asks
+    park_id = json.loads(parked.stdout)["park_id"]
+    r = person.run("resume", park_id, "--approve", "--yes-safe", path=path)
+    os.rename(moved, top)  # the person puts it back
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "moved or replaced" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not marker.exists()

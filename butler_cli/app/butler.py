@@ -20,7 +20,7 @@ from butler_cli.app.masking import MaskingProvider
 from butler_cli.app.mcp_servers import start_mcp
 from butler_cli.app.notify import Notifier
 from butler_cli.app.options import MODEL_ENV, RunOptions
-from butler_cli.app.protected import policy_file_of, protected_paths
+from butler_cli.app.protected import GateWatch, policy_file_of, protected_paths
 from butler_cli.app.report import TaskReport
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import ToolUnavailable, UsageError
@@ -164,6 +164,7 @@ class Butler:
                 *mcp_sets,
             ]
         )
+        self.toolbox.after = GateWatch(protected).check
         self.mcp = mcp
         self._told: set[str] = set()
         self._conversations: ConversationStore | None = None

@@ -58,3 +58,47 @@ def policy_file_of(spec: str) -> Path | None:
     if sep and (target.endswith(".py") or "/" in target):
         return Path(target)
     return None
+
+
+Identity = tuple[int, int] | None
+
+
+def folder_identities(paths: Iterable[Path]) -> dict[Path, Identity]:
+    """(device, inode) of every folder on the way to each of ``paths`` (and of each path that
+    is a folder), None where missing. Files are left out: saving a file (an editor, `butler
+    keys set`) gives it a new inode; moving a folder above it is what takes it away."""
+    out: dict[Path, Identity] = {}
+    for path in paths:
+        chain = [path, *path.parents] if path.is_dir() else list(path.parents)
+        for folder in chain:
+            if folder in out:
+                break  # the rest of the way up is already recorded
+            try:
+                st = os.lstat(folder)
+            except OSError:
+                out[folder] = None
+            else:
+                out[folder] = (st.st_dev, st.st_ino)
+    return out
+
+
+class GateWatch:
+    """Notices a swap: where the gate's folders were when the butler started, checked after
+    every tool call. A program that moved ``~/.config`` away and made a fresh one (issue 20)
+    stops the task with one line instead of leaving a planted config for the next one."""
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self.paths = list(paths)
+        self.seen = folder_identities(self.paths)
+
+    def check(self) -> None:
+        from butler_cli.core.errors import GateMoved
+
+        now = folder_identities(self.paths)
+        for folder, seen in self.seen.items():
+            if seen is not None and now.get(folder) != seen:  # made since: not a swap
+                raise GateMoved(
+                    f"{folder} (a folder holding the butler's own files) was moved or replaced "
+                    "while the task ran; stopped, nothing more runs — check it (and the config "
+                    "and policy in it) before running the butler again"
+                )

@@ -47,6 +47,13 @@ class UsageError(ButlerError):
     exit_code = ExitCode.USAGE
 
 
+class GateMoved(ButlerError):
+    """A folder holding the butler's own files (home, config, policy, keys) was moved or
+    replaced while a task ran: the butler stops rather than act on files it never checked."""
+
+    code = "gate_moved"
+
+
 class ToolsetError(UsageError):
     """A toolset or gate was built wrong (spec G1, G5): raised before any model call."""
 

@@ -4,6 +4,7 @@ must not load the message models."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
@@ -15,8 +16,13 @@ class MaskingToolbox(Toolbox):
     """A toolbox whose results pass through :func:`mask_text`: what a tool brings back (a
     program's output, a server's answer) reaches the model, the screen and the park masked."""
 
+    #: Called after every tool call (the gate's watch: raises when its folders moved).
+    after: Callable[[], None] | None = None
+
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         result = super().run(call)
+        if self.after is not None:
+            self.after()
         masked = mask_text(result.content)
         if masked == result.content:
             return result
