@@ -153,9 +153,15 @@ def test_no_folder_above_the_gates_files_moves_or_is_replaced(person: Person, sc
             f"rm -rf '{folder}'",
             f"ln -s '{evil}' '{folder}.l' && mv -T '{folder}.l' '{folder}'",
         ]
+    top = person.config.parent  # bind tricks: a mount in a namespace of its own
+    attacks += [
+        f"unshare -Urm sh -c \"mount --bind '{evil}/butler' '{top}' && echo bound\"",
+        f"bwrap --bind / / --bind '{evil}/butler' '{top}' -- true && echo nested",
+    ]
     # one program (one sandbox) tries them all, as one approved script would
     outputs = person.commands(script, ["sh", "-c", "; ".join(attacks)])
     assert person.gate() == before, "\n".join(outputs)
+    assert person.config.read_text() == "max_rounds = 8\n"  # whatever a namespace saw
     assert person.config.read_text() == "max_rounds = 8\n"
     assert (person.home / "park.key").read_text() == "ab" * 32 + "\n"
     assert not [p for p in person.me.rglob("*") if p.name.endswith((".moved", ".x"))]

@@ -82,12 +82,13 @@ def remember_park_key(home: Path) -> None:
     """The park key is a secret like any other: masked in every result (an MCP server or a
     program that could read the home returns it as ``****``) and every line shown."""
     from butler_cli.store.files import read_no_follow
-    from butler_cli.store.key import KEY_FILE
     from butler_cli.tools.redact import remember_secret
 
-    # none yet (made at the first park), or unreadable (reported when it is used)
+    # none yet (made at the first park), or unreadable (reported when it is used); the name
+    # is store.key.KEY_FILE, not imported here: that module loads `random` for a run that
+    # may never park
     with contextlib.suppress(OSError):
-        remember_secret(read_no_follow(home / KEY_FILE).decode("ascii", "replace"))
+        remember_secret(read_no_follow(home / "park.key").decode("ascii", "replace"))
 
 
 class Butler:
