@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, GrantBook
     from butler_cli.core.park import Decision, ParkState, RunContext
     from butler_cli.core.toolsets import Toolset
-    from butler_cli.store.parks import ParkStore
+    from butler_cli.store.parks import ParkJournal, ParkStore
     from butler_cli.tools.mcp import McpHub
 
 #: Gives each task of a batch its own observer (e.g. progress output), or None; the third
@@ -449,17 +449,36 @@ class Butler:
 
         assert state.decision is not None
         self._tell_mcp_failures()
-        outcome = continue_after_decision(
-            self.model(),
-            self.toolbox,
-            state,
-            decision,
-            ParkJournal(self.store, state),
-            self.config,
-            self._park_sink(state.context.task, state.id),
-            self._observers(observer, resumed=state.id),
-        )
+        journal = ParkJournal(self.store, state)
+        try:
+            outcome = continue_after_decision(
+                self.model(),
+                self.toolbox,
+                state,
+                decision,
+                journal,
+                self.config,
+                self._park_sink(state.context.task, state.id),
+                self._observers(observer, resumed=state.id),
+            )
+        except KeyboardInterrupt:
+            self._interrupted(journal)
+            raise
         return self._finish(state.context.task, outcome)
+
+    def _interrupted(self, journal: ParkJournal) -> None:
+        """The person stopped a decided round (Ctrl-C, SIGINT): recorded durably before the
+        process goes, so the park is finished as interrupted and nothing continues it; a
+        process that dies instead leaves it decided, and is recovered."""
+        state = journal.state
+        if state.status != "decided":  # the round was answered: the park is finished already
+            return
+        running = journal.interrupted()
+        what = ", ".join(running) if running else "the round"
+        notice(
+            f"{what}: stopped by you; it may have partly run. Park {state.id} is finished and "
+            "will not be continued"
+        )
 
 
 def run_tasks(

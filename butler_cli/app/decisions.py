@@ -86,8 +86,9 @@ def decision_for(state: ParkState, approved: bool | None, note: str | None) -> D
     path = f"park {state.id}"
     if state.status == "resolved":
         recorded = "approved" if state.decision and state.decision.approved else "denied"
+        how = "stopped by you while it ran" if state.interrupted else "finished"
         raise ParkError(
-            f"{path} was already {recorded} and finished; it never runs twice", kind=DECIDED
+            f"{path} was already {recorded} and {how}; it never runs twice", kind=DECIDED
         )
     if state.status == "decided":
         recorded_decision = read_decision(state.decision)

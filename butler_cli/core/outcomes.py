@@ -18,6 +18,11 @@ NO_DECISION_NOTE = "no decision recorded — failing closed"
 OUTCOME_UNKNOWN = (
     "Outcome unknown: the process stopped while this action was running; it was not run again."
 )
+#: What an approved action the person interrupted (Ctrl-C, SIGINT) is answered: its park is
+#: finished, never continued (a process that *died* is recovered: OUTCOME_UNKNOWN).
+STOPPED_BY_YOU = "Stopped by you; it may have partly run. The task was not continued."
+#: A call of an interrupted round that had not started.
+STOPPED_BEFORE = f"{NOT_RUN_PREFIX} the person stopped the round before it ran."
 NEEDS_OWN_APPROVAL = (
     f"{NOT_RUN_PREFIX} this action needs its own approval; ask again so it can be reviewed."
 )

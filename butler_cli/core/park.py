@@ -144,6 +144,17 @@ class ParkState(BaseModel):
     decided_at: str | None = None
     started: list[str] = Field(default_factory=list)
     results: dict[str, SavedResult] = Field(default_factory=dict)
+    #: The person stopped the decided round (Ctrl-C, SIGINT): it is finished, never continued
+    #: — unlike a process that died, which is recovered. Written only when true, so a park
+    #: that was not interrupted is the bytes it always was.
+    interrupted: bool = False
+
+    @model_serializer(mode="wrap")
+    def _interrupted_only_when_true(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if not self.interrupted and isinstance(data, dict):
+            data.pop("interrupted", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

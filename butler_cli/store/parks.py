@@ -338,6 +338,28 @@ class ParkJournal:
         self.state.results[result.tool_use_id] = result
         self._store.save(self.state)
 
+    def interrupted(self) -> list[str]:
+        """The person stopped the round (Ctrl-C, SIGINT): every call without a result is
+        answered as stopped, the park is marked interrupted and finished (ledger, done/), so
+        nothing — a later resume, serve's recovery — continues it. The tools of the calls
+        that were running, which "may have partly run"."""
+        from butler_cli.core.messages import error_result
+        from butler_cli.core.outcomes import STOPPED_BEFORE, STOPPED_BY_YOU
+
+        running: list[str] = []
+        for call in self.state.calls:
+            if call.id in self.state.results:
+                continue
+            if call.id in self.state.started:
+                running.append(call.name)
+                result = error_result(call.id, STOPPED_BY_YOU, "unknown")
+            else:
+                result = error_result(call.id, STOPPED_BEFORE, "not_run")
+            self.state.results[call.id] = result
+        self.state.interrupted = True
+        self.resolved()
+        return running
+
     def resolved(self) -> None:
         from butler_cli.store.ledger import DecisionLedger
 

@@ -1,0 +1,77 @@
+"""Issue 22, item 3: a decision the person interrupts ends as interrupted, never continued.
+
+SIGINT to `butler resume` while the approved action runs is the person stopping it: the call
+is reported "stopped by you; it may have partly run", the park is finished, and neither a later
+`butler resume` nor `butler serve`'s recovery continues the task. (A process that *died* —
+SIGKILL — is still recovered: tests/test_crash.py.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import butler_exe, call, sleepers
+from serve_support import start_serve
+
+MARKER = "986.4321"  # an unusual sleep, so pgrep finds only this test's
+
+
+def _park(butler: Any, script: Any) -> str:
+    argv = ["sh", "-c", f"sleep {MARKER}"]
+    model = script(
+        {"tool_calls": [call("run_command", "c1", argv=argv)]}, {"text": "never reached"}
+    )
+    ran = butler("run", "--model", model, "task", "--json")
+    assert ran.returncode == 3, ran.stderr
+    return str(json.loads(ran.stdout.splitlines()[0])["park_id"])
+
+
+def test_sigint_to_resume_finishes_the_park_as_interrupted(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    pid = _park(butler, script)
+    proc = subprocess.Popen(
+        [butler_exe(), "resume", pid, "--approve"],
+        cwd=workdir,
+        env={**os.environ, "BUTLER_HOME": str(butler_home), "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not sleepers(MARKER) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleepers(MARKER), "the approved command never started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+        for p in sleepers(MARKER):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "never reached" not in out
+    assert "stopped by you; it may have partly run" in out + err
+
+    shown = json.loads(butler("show", pid, "--json").stdout)
+    assert shown["status"] == "resolved" and shown["interrupted"] is True
+    result = shown["results"]["c1"]
+    assert "stopped by you; it may have partly run" in result["content"].lower()
+    assert json.loads(butler("pending", "--json").stdout) == []
+
+    again = butler("resume", pid, "--approve")
+    assert again.returncode == 5 and "never reached" not in again.stdout
+    assert "stopped" in again.stderr
+
+    s = start_serve(butler_home, workdir)
+    lines = "".join(s.lines)
+    s.stop()
+    assert f"continuing park {pid}" not in lines
