@@ -68,28 +68,40 @@ class Conversation:
         self.messages = [Message.from_dict(m) for m in record.messages]
         self.id = record.summary.id
 
-    def send(self, text: str, ask: Ask, observer: LoopObserver | None = None) -> TaskReport:
+    def send(
+        self,
+        text: str,
+        ask: Ask,
+        observer: LoopObserver | None = None,
+        prompt: str | None = None,
+    ) -> TaskReport:
         """One user turn: run it, and decide every park it makes until it ends or waits. The
         turn joins the saved conversation; a parked one is linked to its park, and deciding it
         (here or with `butler resume`) adds the outcome. Before a request would pass the
         model's window the older turns are compacted (said in one line); a provider that
-        refuses the request as too long teaches the window, and the turn runs once more."""
+        refuses the request as too long teaches the window, and the turn runs once more.
+        ``text`` is what the person typed (a park's task, a title, a hook event); ``prompt``,
+        when files are attached, what the model is sent: attachments live in the
+        conversation only."""
         if self.id is None:
             self.id = convs.begin(self.butler, "chat", text)
-        self._fit(text)
+        sent = text if prompt is None else prompt
+        self._fit(sent)
         base = len(self.messages)
-        report = self.butler.run_task(text, observer, history=self.messages, conversation=self.id)
+        report = self.butler.run_task(
+            text, observer, history=self.messages, prompt=prompt, conversation=self.id
+        )
         if report.status == "failed" and report.error_code == "context_too_long":
             from butler_cli.app import compaction
 
-            sent = compaction.estimate(self.butler.config.system, self.messages, text)
+            tokens = compaction.estimate(self.butler.config.system, self.messages, sent)
             window = compaction.learn(
-                self.butler.model_spec, self.butler.home, report.error or "", sent
+                self.butler.model_spec, self.butler.home, report.error or "", tokens
             )
             if self.compact(f"the provider said it was too long (window {window} tokens)"):
                 base = len(self.messages)
                 report = self.butler.run_task(
-                    text, observer, history=self.messages, conversation=self.id
+                    text, observer, history=self.messages, prompt=prompt, conversation=self.id
                 )
         convs.record_turn(self.butler, self.id, report, base)
         report = self.decide(report, ask, observer)

@@ -250,20 +250,21 @@ class ChatRepl:
         from butler_cli.repl.comforts import AttachRefused, attach
 
         try:
-            text = attach(self, text)
+            prompt = attach(self, text)
         except AttachRefused as exc:
             self.console.out(f"{exc} — nothing was sent", highlight=False)
             return
-        self.send(text)
+        self.send(text, prompt if prompt != text else None)
 
-    def send(self, text: str) -> None:
-        """Send one turn (its attachments already in ``text``) and show what came of it."""
+    def send(self, text: str, prompt: str | None = None) -> None:
+        """Send one turn and show what came of it: ``text`` as typed (the task a park, a
+        title and a hook see), ``prompt`` what the model is sent when files are attached."""
         from butler_cli.ui.text import visible
 
         conversation = self.conversation
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
         try:
-            report = self.conversation.send(text, self.ask, self.progress)
+            report = self.conversation.send(text, self.ask, self.progress, prompt)
         except KeyboardInterrupt:
             self.interrupted()
             return
