@@ -2,13 +2,15 @@
 Starlette app serving a page of the same bytes on the same uvicorn, in the same run.
 
 - ``GET /`` (every park, every argument: the whole page) and ``GET /parts?v=…`` (the page's
-  live update when nothing changed: a 204), latency p50 and p99, each client a keep-alive
+  live update: a 204 when nothing changed, the parts as JSON when the version the page holds
+  is not the current one), latency p50 and p99, each client a keep-alive
   connection on 127.0.0.1 running a bounded loop of requests;
 - the server's resident memory before and after 20,000 more requests (one in twenty a whole
   page, the rest the live update), sampled every 5,000.
 
 The bare app answers ``/`` with the inbox page's own bytes and ``/parts`` with a 204 when the
-version matches: what Starlette and uvicorn cost with no butler behind them.
+version matches, else with the inbox's own parts JSON: what Starlette and uvicorn cost
+with no butler behind them.
 
 Target (issue 26): p99 at 32 clients within 2x the bare page's; memory flat.
 
@@ -45,6 +47,7 @@ from starlette.routing import Route
 
 page = open(sys.argv[1], "rb").read()
 version = sys.argv[2]
+changed = open(sys.argv[4], "rb").read()
 
 
 async def index(request):
@@ -54,7 +57,7 @@ async def index(request):
 async def parts(request):
     if request.query_params.get("v") == version:
         return Response(status_code=204)
-    return Response(b"{}", media_type="application/json")
+    return Response(changed, media_type="application/json")
 
 
 app = Starlette(routes=[Route("/", index), Route("/parts", parts)])
@@ -131,13 +134,24 @@ def main() -> None:
             conn.request("GET", "/", headers=auth)
             page = conn.getresponse().read()
             conn.request("GET", "/parts?v=", headers=auth)
-            version = json.loads(conn.getresponse().read())["version"]
+            changed = conn.getresponse().read()
+            version = json.loads(changed)["version"]
             conn.close()
             page_file = Path(tmp) / "page.html"
             page_file.write_bytes(page)
+            changed_file = Path(tmp) / "parts.json"
+            changed_file.write_bytes(changed)
             bare_port = free_port()
             bare = subprocess.Popen(
-                [sys.executable, "-c", BARE, str(page_file), version, str(bare_port)]
+                [
+                    sys.executable,
+                    "-c",
+                    BARE,
+                    str(page_file),
+                    version,
+                    str(bare_port),
+                    str(changed_file),
+                ]
             )
             deadline = time.monotonic() + 30
             while True:
@@ -152,7 +166,8 @@ def main() -> None:
             for clients in LEVELS:
                 for what, paths in (
                     ("page", ["/"] * PAGES),
-                    ("live update", [f"/parts?v={version}"] * PARTS),
+                    ("live update, nothing changed (204)", [f"/parts?v={version}"] * PARTS),
+                    ("live update, changed (200)", ["/parts?v=old"] * PAGES),
                 ):
                     got = {}
                     for name, (p, _) in servers.items():
