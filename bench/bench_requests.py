@@ -1,7 +1,7 @@
 """What a provider's prompt cache can keep over a five-turn chat: the bytes each request repeats
 from the one before it (its cacheable prefix), beside a minimal loop, in the same run.
 
-The butler: the installed chat on a pty, twelve memories, a tool round (``read_file``) and a
+The butler: the installed chat on a pty, fifty memories, a tool round (``read_file``) and a
 memory written mid-session (``remember``), against a loopback OpenAI-compatible server that
 records every request. The minimal loop: the openai SDK sending the same five user turns and
 the same answers with a one-line system prompt and no tools — the least any chat sends.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import BIN  # noqa: E402
 from fake_llm import FakeLLM, Reply, openai_stream  # noqa: E402
-from test_request_prefix import FACTS, cacheable  # noqa: E402
+from test_request_prefix import FACTS, cacheable, import_file  # noqa: E402
 
 TURNS = [
     ("hi", "Hello again."),
@@ -56,8 +56,10 @@ def butler_chat(fake: FakeLLM, root: Path) -> list[dict[str, Any]]:
     env = {**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1", "TERM": "xterm"}
     env |= {"PROMPT_TOOLKIT_NO_CPR": "1", "OPENAI_API_KEY": "sk-bench-0123456789"}
     env["XDG_CONFIG_HOME"] = str(root / "xdg")
-    for fact in FACTS:
-        subprocess.run([str(BIN / "butler"), "memory", "add", fact], env=env, check=True)
+    (root / "memories.json").write_text(import_file(FACTS))
+    subprocess.run(
+        [str(BIN / "butler"), "memory", "import", str(root / "memories.json")], env=env, check=True
+    )
     (work / "plan.md").write_text("1. tea\n2. cello\n")
     read = json.dumps({"path": "plan.md"})
     remember = json.dumps({"text": "Ana's recital is on the 12th"})

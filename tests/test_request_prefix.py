@@ -28,6 +28,24 @@ FACTS = [
     "speaks Portuguese and English",
 ]
 
+# Fifty memories, as a person who has used the butler for a while has: the block is long.
+FACTS += [
+    f"{who}'s {what} falls on day {day} of the month"
+    for who, what, day in zip(
+        ["Ana", "Rui", "Marta", "the landlord", "the dentist", "Joana", "Tiago", "Inês"] * 5,
+        ["birthday", "appointment", "deadline", "invoice", "visit"] * 8,
+        range(1, 39),
+        strict=False,
+    )
+]
+
+
+def import_file(facts: list[str]) -> str:
+    """The facts as a `butler memory import` file: one command for fifty memories."""
+    ts = "2026-12-01T09:00:00+00:00"
+    entries = [{"kind": "semantic", "text": f, "ts": ts, "meta": {}} for f in facts]
+    return json.dumps({"format": "butler-memory", "version": 1, "entries": entries})
+
 
 def cacheable(request: dict[str, Any]) -> list[str]:
     """The request as a provider's cache reads it, piece by piece, each piece as the bytes it
@@ -41,8 +59,9 @@ def cacheable(request: dict[str, Any]) -> list[str]:
 def test_each_request_of_a_chat_repeats_the_one_before_byte_for_byte(
     fake: FakeLLM, butler, butler_home, workdir
 ) -> None:
-    for fact in FACTS:
-        assert butler("memory", "add", fact).returncode == 0
+    assert len(FACTS) == 50
+    (workdir / "memories.json").write_text(import_file(FACTS))
+    assert butler("memory", "import", str(workdir / "memories.json")).returncode == 0
     (workdir / "plan.md").write_text("1. tea\n2. cello\n")
     read = json.dumps({"path": "plan.md"})
     remember = json.dumps({"text": "Ana's recital is on the 12th"})
