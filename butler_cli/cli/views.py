@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from butler_cli.app.preview import change_preview
 from butler_cli.core.park import ParkState
 from butler_cli.tools.redact import redact
+from butler_cli.ui.approval import diff_style
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json
@@ -22,6 +24,11 @@ def approval_panel(console: Console, state: ParkState) -> None:
     console.print("  arguments:")
     for line in args.splitlines():
         console.print(f"    {escape(line, lines=True)}")
+    change = change_preview(state.approval.tool, state.approved_arguments(), state.context.cwd)
+    if change:
+        console.print("  change:")
+        for line in change:
+            console.print(f"    {escape(line)}", style=diff_style(line), highlight=False)
 
 
 def park_details(console: Console, state: ParkState) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from butler_cli.app.preview import change_preview
 from butler_cli.core.park import ParkState
 from butler_cli.tools.redact import redact
 from butler_cli.ui.text import pretty_json, visible
@@ -17,6 +18,17 @@ from butler_cli.ui.text import pretty_json, visible
 FOLD_AT = 480
 FOLD_HEAD = 240
 FOLD_TAIL = 160
+
+
+def diff_style(line: str) -> str:
+    """A change's line coloured in the terminal (NO_COLOR and pipes: plain -/+ lines)."""
+    if line.startswith(("+++", "---")):
+        return "bold"
+    if line.startswith("+"):
+        return "green"
+    if line.startswith("-"):
+        return "red"
+    return ""
 
 
 def fold(value: Any) -> Any:
@@ -45,4 +57,9 @@ def panel(state: ParkState, *, whole: bool = False) -> Any:
     body.append(f"\ntool: {visible(state.approval.tool)}")
     body.append(f"\nwhy:  {visible(state.approval.reason)}")
     body.append(f"\narguments:\n{pretty_json(args if whole else fold(args))}")
+    change = change_preview(state.approval.tool, state.approved_arguments(), state.context.cwd)
+    if change:
+        body.append("\nchange:")
+        for line in change:
+            body.append(f"\n{visible(line)}", style=diff_style(line))
     return Panel(body, title=f"approval needed · park {state.id}", expand=False)

@@ -1,0 +1,82 @@
+"""A parked call's effect shown as a change (issue 22 item 4), as plain lines.
+
+Computed when the park is shown, against the path the call resolves to *now* (symlinks
+followed, relative to the park's folder, as the file tools resolve it): an overwrite is a
+unified diff of the file as it is now against the exact content that would be written; a new
+file is that content with line numbers; a delete or a move names what is lost. If the file
+changes after it is shown, the approved call still writes exactly the content shown; the diff
+only tells what it replaces. The lines are raw: the screen showing them neutralises each
+(``ui.text.visible``: secrets masked, control and invisible characters shown) and crops
+nothing — a long change is paged there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from butler_cli.tools.paths import resolve
+
+
+def change_preview(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
+    """The lines that show what ``tool`` with ``args`` would change; empty when the tool
+    changes no file this knows how to show."""
+    try:
+        if tool == "write_file" and isinstance(args.get("content"), str):
+            return _write(resolve(Path(cwd), args.get("path")), args["content"])
+        if tool == "delete_file":
+            return _lost("deletes", resolve(Path(cwd), args.get("path")))
+        if tool == "move_path":
+            src = resolve(Path(cwd), args.get("src"))
+            dst = resolve(Path(cwd), args.get("dst"))
+            lines = [f"moves {src} → {dst}"]
+            if os.path.lexists(dst):
+                lines += _lost("replaces", dst)
+            return lines
+    except ValueError as exc:  # an unusable path: the call itself will be refused
+        return [f"(no preview: {exc})"]
+    return []
+
+
+def _read(path: Path) -> str | None:
+    """The file's text now, or None when it is not a readable text file."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\x00" in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _write(path: Path, content: str) -> list[str]:
+    shown = str(path)
+    if not path.exists():
+        lines = [f"new file {shown} ({len(content.splitlines())} lines):"]
+        width = len(str(max(len(content.splitlines()), 1)))
+        lines += [f"{n:>{width}} | {line}" for n, line in enumerate(content.splitlines(), 1)]
+        return lines
+    old = _read(path) if path.is_file() else None
+    if old is None:
+        return [f"overwrites {shown}, which is not a readable text file now (nothing to compare)"]
+    if old == content:
+        return [f"rewrites {shown} with the same content it has now (no change)"]
+    diff = difflib.unified_diff(
+        old.splitlines(), content.splitlines(), f"{shown} (now)", f"{shown} (after)", lineterm=""
+    )
+    head = f"overwrites {shown} (compared with the file as it is now):"
+    return [head, *(line for line in diff)]
+
+
+def _lost(verb: str, path: Path) -> list[str]:
+    shown = str(path)
+    if not os.path.lexists(path):
+        return [f"{verb} {shown}, which does not exist now"]
+    if path.is_dir():
+        return [f"{verb} the folder {shown}"]
+    size = path.stat().st_size if path.exists() else 0
+    text = _read(path)
+    count = f", {len(text.splitlines())} lines" if text is not None else ""
+    return [f"{verb} {shown} ({size} bytes{count})"]
