@@ -75,3 +75,22 @@ def test_sigint_to_resume_finishes_the_park_as_interrupted(
     lines = "".join(s.lines)
     s.stop()
     assert f"continuing park {pid}" not in lines
+
+
+def test_resume_reads_and_verifies_the_park_once(
+    butler: Any, script: Any, tmp_path: Path, workdir: Path
+) -> None:
+    """Issue 22: one owner opens, verifies and locks a park once per `butler resume`."""
+    from butler_cli.store.faults import READS_ENV
+
+    model = script(
+        {"tool_calls": [call("write_file", "w1", path="out.txt", content="v1")]},
+        {"text": "done"},
+    )
+    ran = butler("run", "--model", model, "task", "--json")
+    pid = str(json.loads(ran.stdout.splitlines()[0])["park_id"])
+    reads = tmp_path / "reads.txt"
+    resumed = butler("resume", pid, "--approve", env={READS_ENV: str(reads)})
+    assert resumed.returncode == 0, resumed.stderr
+    assert (workdir / "out.txt").read_text() == "v1"
+    assert len(reads.read_text().splitlines()) == 1, reads.read_text()

@@ -429,17 +429,31 @@ class Butler:
         """Decide, then continue — on this butler, under the park's lock the whole time, so a
         second decider (another process, another tab) waits for nothing and is refused."""
         with self.store.lock(park_id):
-            state = self.store.load(park_id)
-            if decision_for(state, approved, note).approved:
-                self._check_reachable(state)  # else the approval would be spent on nothing
-            decision = record_decision(self.store, self.audit, state, approved, note)
-            report = self.continue_park(state, decision, observer)
-            # The outcome joins the conversation the park was made in, whoever decided it.
-            convs.park_decided(self, state.id, decision.approved, report)
-        # The hooks run once the park's lock is let go: a slow one delays no other decider.
+            report = self.decide(self.store.load(park_id), approved, note, observer)
+        self.told(park_id, report)
+        return report
+
+    def decide(
+        self,
+        state: ParkState,
+        approved: bool | None,
+        note: str | None,
+        observer: LoopObserver | None = None,
+    ) -> TaskReport:
+        """Record the decision on ``state`` — read under the park's lock, which the caller
+        holds — and continue the task; no second read of the park."""
+        if decision_for(state, approved, note).approved:
+            self._check_reachable(state)  # else the approval would be spent on nothing
+        decision = record_decision(self.store, self.audit, state, approved, note)
+        report = self.continue_park(state, decision, observer)
+        # The outcome joins the conversation the park was made in, whoever decided it.
+        convs.park_decided(self, state.id, decision.approved, report)
+        return report
+
+    def told(self, park_id: str, report: TaskReport) -> None:
+        """The [hooks], once the park's lock is let go: a slow one delays no other decider."""
         cid = self.conversations.of_park(park_id) if self.notifier.active else None
         self.notifier.after(report, cid)
-        return report
 
     def continue_park(
         self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
@@ -515,6 +529,11 @@ def run_tasks(
             yield report
 
 
+#: Called once with the park as read under its lock, before anything is decided: returns the
+#: decision, the note and the observer to use (`butler resume` asks the person here).
+Prepare = Callable[["ParkState"], tuple[bool | None, str | None, LoopObserver | None]]
+
+
 def resume_park(
     given_id: str,
     approved: bool | None,
@@ -523,32 +542,42 @@ def resume_park(
     observer: LoopObserver | None = None,
     *,
     keep: bool = False,
+    prepare: Prepare | None = None,
 ) -> TaskReport:
-    """`butler resume`: one butler built for the park's own context, which records the
-    decision and continues the task (see :meth:`Butler.resume`), then is closed. ``keep``
-    (the inbox's "Always allow here"): once the approval is recorded, it is kept for the
-    park's folder, exactly as shown — never when the policy asks about it every time.
+    """`butler resume`: the park is locked, read and verified once; one butler built for its
+    own context records the decision and continues the task (see :meth:`Butler.decide`),
+    the hooks are told once the lock is let go, then the butler is closed. ``prepare`` sees
+    the park first and gives the decision (the terminal's question). ``keep`` (the inbox's
+    "Always allow here"): once the approval is recorded, it is kept for the park's folder,
+    exactly as shown — never when the policy asks about it every time.
 
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
     """
+    from contextlib import ExitStack
+
     from butler_cli.store.parks import ParkStore
 
     home = butler_home()
     store = ParkStore(home)
     park_id = store.resolve_id(given_id)
-    state = store.load(park_id)
-    # Checked again under the lock; here so a finished park is refused before a model loads.
-    check_ledger(state, DecisionLedger(home).events_for(park_id))
-    decision_for(state, approved, note)
-    with butler_for_park(state, opts, home) as butler:
-        report = butler.resume(park_id, approved, note, observer)
-        verdict = state.verdicts.get(state.approval.call_id)
-        if keep and approved and verdict is not None and not verdict.ask_always:
-            from butler_cli.core.grants import Grant, canonical
+    with ExitStack() as closing:
+        with store.lock(park_id):
+            state = store.load(park_id)
+            # Before a model loads: a finished or put-back park is refused at once.
+            check_ledger(state, DecisionLedger(home).events_for(park_id))
+            if prepare is not None:
+                approved, note, observer = prepare(state)
+            decision_for(state, approved, note)
+            butler = closing.enter_context(butler_for_park(state, opts, home))
+            report = butler.decide(state, approved, note, observer)
+            verdict = state.verdicts.get(state.approval.call_id)
+            if keep and approved and verdict is not None and not verdict.ask_always:
+                from butler_cli.core.grants import Grant, canonical
 
-            exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
-            butler.keep_approval(exact, state)
+                exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
+                butler.keep_approval(exact, state)
+        butler.told(park_id, report)
         return report
 
 

@@ -12,6 +12,7 @@ import typer
 from butler_cli.core.errors import ExitCode
 
 if TYPE_CHECKING:
+    from butler_cli.core.loop import LoopObserver
     from butler_cli.core.park import ParkState
 
 from butler_cli.cli.completion import park_ids
@@ -59,7 +60,6 @@ def resume(
     that is a usage error and nothing changes. Model and policy default to the ones the park
     was made with; the policy is asked again before the action runs."""
     from butler_cli.app.butler import resume_park
-    from butler_cli.app.decisions import load_park
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli.options import output_format
@@ -73,21 +73,27 @@ def resume(
     if approve and deny:
         raise UsageError("choose one of --approve and --deny")
     decision: bool | None = True if approve else False if deny else None
-    state = load_park(park_id)
-    # A decided park needs no new decision: resuming it recovers a crashed run.
-    if decision is None and state.status == "pending":
-        if fmt != "text" or not (sys.stdin.isatty() and sys.stdout.isatty()):
-            raise UsageError(
-                f"no decision given: butler resume {park_id} --approve (or --deny); "
-                "nothing was changed"
-            )
-        decision, note = _ask(state, note)
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     opts = replace(opts, model_options=model_options(option))
-    printer = Printer(fmt, started, 1, resumed=state.id)
-    conversation = ConversationStore(butler_home()).of_park(state.id)  # a read: creates nothing
-    observer = printer.observer_for(0, state.context.task, conversation)
-    rep = resume_park(park_id, decision, note, opts, observer)
+    printers: list[Printer] = []
+
+    def prepare(state: ParkState) -> tuple[bool | None, str | None, LoopObserver | None]:
+        """The park as read (once, under its lock): ask when no decision was given."""
+        answer, said = decision, note
+        # A decided park needs no new decision: resuming it recovers a crashed run.
+        if answer is None and state.status == "pending":
+            if fmt != "text" or not (sys.stdin.isatty() and sys.stdout.isatty()):
+                raise UsageError(
+                    f"no decision given: butler resume {park_id} --approve (or --deny); "
+                    "nothing was changed"
+                )
+            answer, said = _ask(state, said)
+        printers.append(Printer(fmt, started, 1, resumed=state.id))
+        conversation = ConversationStore(butler_home()).of_park(state.id)  # creates nothing
+        return answer, said, printers[0].observer_for(0, state.context.task, conversation)
+
+    rep = resume_park(park_id, decision, note, opts, prepare=prepare)
+    printer = printers[0]
     printer.report(rep)
     raise typer.Exit(int(exit_code_for([rep])))
 

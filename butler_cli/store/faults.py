@@ -26,3 +26,15 @@ STEPS = (
 def crash_point(step: str) -> None:
     if os.environ.get(CRASH_ENV) == step:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+#: When set, every read of a park file appends its path to the file this names: a test
+#: counts how often one command reads and verifies a park (issue 22: `resume` reads it once).
+READS_ENV = "BUTLER_TEST_COUNT_PARK_READS"
+
+
+def count_read(path: os.PathLike[str] | str) -> None:
+    target = os.environ.get(READS_ENV)
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.fspath(path)}\n")

@@ -34,7 +34,7 @@ from butler_cli.core.errors import (
     UsageError,
 )
 from butler_cli.core.park_format import PARK_VERSION
-from butler_cli.store.faults import crash_point
+from butler_cli.store.faults import count_read, crash_point
 from butler_cli.store.files import ensure_private_dir, fsync_dir, read_no_follow, write_atomic
 from butler_cli.store.ids import random_string
 from butler_cli.store.key import load_key, sign, verify
@@ -168,6 +168,7 @@ class ParkStore:
     def read_raw(self, park_id: str) -> dict[str, Any]:
         """The verified park body as a dict; ParkError naming the file if it is not sound."""
         path = self.path_for(park_id)
+        count_read(path)
         try:
             data = read_no_follow(path)
         except FileNotFoundError as exc:
