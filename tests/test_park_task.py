@@ -52,3 +52,42 @@ def test_an_attached_file_never_becomes_the_parks_task(
     assert any(CANARY in json.dumps(m) for m in shown["messages"])
     assert events.exists() and CANARY not in events.read_text()
     assert "summarise @notes.txt please" in events.read_text()
+
+
+def test_the_chats_resume_of_a_run_park_sends_the_parks_own_memory_block(
+    butler: Any, butler_home: Path, workdir: Path, fake: Any
+) -> None:
+    """Issue 22 item 5: `/resume` in a chat of a park `butler run` made sends the memory block
+    the park was sent (as `butler resume` does), not the chat's, even when model, policy and
+    folder match."""
+    import pexpect
+    from fake_llm import Reply, openai_stream
+
+    key = {"OPENAI_API_KEY": "sk-test-DO-NOT-LEAK-1234567890"}
+    args = json.dumps({"path": "out.txt", "content": "x"})
+    fake.replies = [
+        Reply(events=openai_stream(calls=[("w1", "write_file", [args])])),
+        Reply(events=openai_stream("written")),
+    ]
+    model = ["--model", "openai:gpt-4o", "--base-url", fake.url + "/v1"]
+    ran = butler("run", *model, "write it", "--json", env=key)
+    assert ran.returncode == 3, ran.stderr
+    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
+    assert butler("memory", "add", "the person's cat is called fact-canary-7").returncode == 0
+    child = spawn_butler(["chat", *model], butler_home, workdir, **key)
+    child.expect("you ›")
+    child.sendline(f"/resume {pid}")
+    child.expect(r"Approve\?")
+    child.sendline("y")
+    child.expect("written")
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    systems = [
+        json.dumps([m for m in r["body"]["messages"] if m["role"] == "system"])
+        for r in fake.requests
+    ]
+    assert len(systems) == 2
+    assert "fact-canary-7" not in systems[1]
+    assert systems[1] == systems[0]

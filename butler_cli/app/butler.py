@@ -413,11 +413,19 @@ class Butler:
 
     def made(self, state: ParkState) -> bool:
         """Whether this butler is the one the park was made with (same model, policy, folder,
-        profile, persona and rounds): then it continues the park itself."""
+        profile, persona, rounds, options, memory block and instructions): then it continues
+        the park itself."""
         mine = self.context(state.context.task)
         fields = ("model", "policy", "cwd", "profile", "policy_file", "base_url", "system")
         same = all(getattr(mine, f) == getattr(state.context, f) for f in fields)
-        return same and mine.max_rounds == state.context.max_rounds
+        # What the model is sent must be what the park was sent (issue 22 item 5): a park
+        # made by `butler run` before a memory changed goes on with its own recorded block.
+        sent = (state.context.model_options, state.context.memory_block, state.context.instructions)
+        return (
+            same
+            and mine.max_rounds == state.context.max_rounds
+            and sent == (mine.model_options, mine.memory_block, mine.instructions)
+        )
 
     def resume(
         self,
