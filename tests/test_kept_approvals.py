@@ -34,6 +34,14 @@ def keep_exact(home: Path, folder: Path, tool: str, args: dict[str, Any], files:
         f.write(entry)
 
 
+def keep_write(home: Path, folder: Path, name: str) -> None:
+    """A kept approval of write_file(name, "x") in ``folder``, as the prompt writes it."""
+    target = os.path.realpath(folder / name)
+    keep_exact(
+        home, folder, "write_file", {"path": name, "content": "x"}, {"path": target, "content": "x"}
+    )
+
+
 def keep_patterns(home: Path, folder: Path, tool: str, patterns: dict[str, str]) -> None:
     home.mkdir(parents=True, exist_ok=True)
     table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in patterns.items())
@@ -65,11 +73,7 @@ def folder_a(tmp_path: Path) -> Path:
 def test_a_kept_approval_runs_the_same_call_in_its_folder_and_is_audited(
     butler: Any, script: Any, butler_home: Path, folder_a: Path
 ) -> None:
-    target = os.path.realpath(folder_a / "notes.txt")
-    keep_exact(
-        butler_home, folder_a, "write_file",
-        {"path": "notes.txt", "content": "x"}, {"path": target, "content": "x"},
-    )  # fmt: skip
+    keep_write(butler_home, folder_a, "notes.txt")
     r = write(butler, script, folder_a, "notes.txt", "--yes-safe")
     assert r.returncode == 0, r.stderr
     assert (folder_a / "notes.txt").read_text() == "x"
@@ -84,11 +88,7 @@ def test_a_kept_approval_runs_the_same_call_in_its_folder_and_is_audited(
 def test_it_never_covers_another_folder_a_parent_or_a_child(
     butler: Any, script: Any, butler_home: Path, folder_a: Path, tmp_path: Path
 ) -> None:
-    target = os.path.realpath(folder_a / "notes.txt")
-    keep_exact(
-        butler_home, folder_a, "write_file",
-        {"path": "notes.txt", "content": "x"}, {"path": target, "content": "x"},
-    )  # fmt: skip
+    keep_write(butler_home, folder_a, "notes.txt")
     b, child = tmp_path / "b", folder_a / "sub"
     b.mkdir()
     child.mkdir()
@@ -168,11 +168,7 @@ def test_never_over_a_refusal_nor_a_call_asked_every_time(
 def test_grants_lists_and_revokes_and_the_next_call_asks_again(
     butler: Any, script: Any, butler_home: Path, folder_a: Path
 ) -> None:
-    target = os.path.realpath(folder_a / "n.txt")
-    keep_exact(
-        butler_home, folder_a, "write_file",
-        {"path": "n.txt", "content": "x"}, {"path": target, "content": "x"},
-    )  # fmt: skip
+    keep_write(butler_home, folder_a, "n.txt")
     listed = butler("grants", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     [entry] = json.loads(listed.stdout)
