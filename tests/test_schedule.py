@@ -339,3 +339,24 @@ def test_schedule_list_says_when_a_park_it_left_was_decided(
     assert (row["last_park"], row["last_park_decision"]) == (park_id, "denied")
     assert f"parked ({park_id})" in (listed := butler("schedule", "list").stdout)
     assert "since denied" in listed
+
+
+def test_a_tick_with_nothing_due_builds_nothing(
+    butler: Any, butler_home: Path, workdir: Path
+) -> None:
+    """The scheduler's tick (every poll of `butler serve`) runs — and so builds a butler, its
+    config, policy and MCP servers — only for a job that is due: with none due, nothing."""
+    added = butler("schedule", "add", "@daily", "plan", "--model", PLAN, "--folder", str(workdir))
+    job_id = added.stdout.split()[1].rstrip(":")
+    store = ScheduleStore(butler_home)
+    built: list[str] = []
+
+    def runner(job: Job) -> tuple[str, None, str, None, None]:
+        built.append(job.id)
+        return "done", None, "", None, None
+
+    sched = Scheduler(store, runner=runner)
+    assert sched.tick() == [] and built == []  # due tomorrow
+    store.set_next_due(job_id, datetime.now(UTC) - timedelta(seconds=1))
+    assert [f.status for f in sched.tick()] == ["done"] and built == [job_id]
+    assert sched.tick() == [] and built == [job_id]  # once, then not due again
