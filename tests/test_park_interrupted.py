@@ -66,6 +66,10 @@ def test_sigint_to_resume_finishes_the_park_as_interrupted(
     result = shown["results"]["c1"]
     assert "stopped by you; it may have partly run" in result["content"].lower()
     assert json.loads(butler("pending", "--json").stdout) == []
+    trail = [json.loads(x) for x in (butler_home / "audit.jsonl").read_text().splitlines()]
+    stopped = [e for e in trail if e["event"] == "interrupted" and e["park"] == pid]
+    assert len(stopped) == 1 and stopped[0]["tool"] == "run_command"  # the audit says so too
+    assert "argv" not in json.dumps(stopped[0])  # a hash of the arguments, never their values
 
     again = butler("resume", pid, "--approve")
     assert again.returncode == 5 and "never reached" not in again.stdout

@@ -497,6 +497,14 @@ class Butler:
             return
         running = journal.interrupted()
         what = ", ".join(running) if running else "the round"
+        self.audit.record(
+            "interrupted",
+            park=state.id,
+            tool=state.approval.tool,
+            args=state.approved_arguments(),
+            outcome="stopped by you",
+            text=f"{len(running)} call(s) stopped while running",
+        )
         notice(
             f"{what}: stopped by you; it may have partly run. Park {state.id} is finished and "
             "will not be continued"
