@@ -21,11 +21,26 @@ from butler_cli.store.approvals import FILE
 
 if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, KeptApproval, KeptApprovals
+    from butler_cli.core.park import ParkState
 
 
 def folder_key(cwd: Path | str) -> str:
     """The folder a kept approval is scoped to: the task's folder, resolved."""
     return os.path.realpath(cwd)
+
+
+def keepable(state: ParkState) -> bool:
+    """Whether a person may keep an approval of the park's call: its verdict is an approve
+    the policy does not ask about every time (``ask_always``)."""
+    verdict = state.verdicts.get(state.approval.call_id)
+    return verdict is not None and verdict.decision == "approve" and not verdict.ask_always
+
+
+def exact_grant(state: ParkState) -> Grant:
+    """The park's call with exactly the arguments shown (a session grant or a kept one)."""
+    from butler_cli.core.grants import Grant, canonical
+
+    return Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
 
 
 def kept_for(home: Path, cwd: Path | str) -> KeptApprovals | None:

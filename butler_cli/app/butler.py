@@ -587,12 +587,11 @@ def resume_park(
             decision_for(state, approved, note)
             butler = closing.enter_context(butler_for_park(state, opts, home))
             report = butler.decide(state, approved, note, observer)
-            verdict = state.verdicts.get(state.approval.call_id)
-            if keep and approved and verdict is not None and not verdict.ask_always:
-                from butler_cli.core.grants import Grant, canonical
+            if keep and approved:
+                from butler_cli.app.approvals import exact_grant, keepable
 
-                exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
-                butler.keep_approval(exact, state)
+                if keepable(state):
+                    butler.keep_approval(exact_grant(state), state)
         butler.told(park_id, report)
         return report
 

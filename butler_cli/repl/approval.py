@@ -53,11 +53,11 @@ def _widen_of(state: ParkState) -> dict[str, str]:
 
 def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | None:
     """Show the park and ask until a real answer; None means "later"."""
-    from butler_cli.core.grants import Grant, canonical
+    from butler_cli.app.approvals import exact_grant
+    from butler_cli.app.approvals import keepable as may_keep
 
     widen = _widen_of(state)
-    verdict = state.verdicts.get(state.approval.call_id)
-    keepable = verdict is not None and verdict.decision == "approve" and not verdict.ask_always
+    keepable = may_keep(state)
     keys, choices = _choices(widen, keepable)
     try:
         show(console, read_line, state)
@@ -67,7 +67,7 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
             if choice in ("y", "yes"):
                 return Answer(approved=True)
             if choice == "s":
-                exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
+                exact = exact_grant(state)
                 console.print(escape(f"Granted for this session: {exact.describe()}"))
                 return Answer(approved=True, grant=exact)
             if choice == "w" and widen:
@@ -103,9 +103,9 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
 def _keep(read_line: ReadLine, state: ParkState, widen: dict[str, str]) -> Grant | None:
     """What the person keeps: exactly this call, or — only where the policy offered to widen
     it — the patterns shown here first. None: they thought better of it (asked again)."""
-    from butler_cli.core.grants import Grant, canonical
+    from butler_cli.app.approvals import exact_grant
 
-    exact = Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
+    exact = exact_grant(state)
     folder = visible(state.context.cwd)
     if widen:
         wide = Grant(state.approval.tool, patterns=tuple(sorted(widen.items())))
