@@ -131,6 +131,8 @@ class Harness:
         state = self.store.load(park_id)
         state.status = "decided"
         state.decision = read_decision(raw_decision)
+        if len(state.approvals) > 1:  # one answer for every asked call, as --approve gives
+            state.decisions = {a.call_id: state.decision for a in state.approvals}
         self.store.save(state)
         return state
 
@@ -142,7 +144,7 @@ class Harness:
             self.model,
             self.toolbox,
             state,
-            state.decision,
+            state.decided_calls(),
             journal(self.store, state),
             self.config,
             self.sink(park_id),

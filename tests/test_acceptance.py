@@ -11,6 +11,8 @@ from support import ForeverModel, Harness, ListModel, Recorder, say, tool_result
 from butler_cli.core.errors import ToolsetError
 from butler_cli.core.gate import Gate
 from butler_cli.core.messages import ToolUseBlock
+from butler_cli.core.outcomes import NO_DECISION_NOTE, declined_message
+from butler_cli.core.park import Decision
 from butler_cli.core.toolsets import FunctionToolset, Toolbox, ToolSpec
 from butler_cli.core.verdicts import allow, approve, refuse
 
@@ -213,7 +215,11 @@ def test_case_12_approving_a_sibling_never_launders_a_refusal(butler_home: Path)
     assert tool_results(done)[0]["content"] == "Refused (not run): never."
 
 
-def test_case_13_only_the_action_shown_runs(butler_home: Path) -> None:
+def test_case_13_every_call_of_the_round_is_asked_and_only_approved_ones_run(
+    butler_home: Path,
+) -> None:
+    """Issue 22: a round with two calls that need a person asks about both; each runs only
+    if the person approved that call (here one yes, one no) — exactly once."""
     rec = Recorder()
     model = ListModel(
         [
@@ -224,12 +230,37 @@ def test_case_13_only_the_action_shown_runs(butler_home: Path) -> None:
     policy = policy_of(delete_agent=DESTRUCTIVE, send_email=approve("sends mail"))
     h = Harness(butler_home, model, [rec.gate(policy=policy)])
     out = h.run()
-    assert h.store.load(out.park_id).approval.tool == "send_email"
-    done = h.resume(out.park_id, {"approved": True})
+    state = h.store.load(out.park_id)
+    assert [a.tool for a in state.approvals] == ["send_email", "delete_agent"]
+    assert [a.tool for a in out.approvals] == ["send_email", "delete_agent"]
+    send, delete = (a.call_id for a in state.approvals)
+    state.status = "decided"
+    state.decision = Decision(approved=True)
+    state.decisions = {send: Decision(approved=True), delete: Decision(approved=False, note="no")}
+    h.store.save(state)
+    done = h.carry_on(out.park_id)
     assert rec.names() == ["send_email"]
-    assert tool_results(done)[1]["content"] == (
-        "Not executed — this action needs its own approval; ask again so it can be reviewed."
+    assert tool_results(done)[1]["content"] == declined_message("no")
+    assert h.store.load(out.park_id).status == "resolved"
+
+
+def test_case_13b_an_asked_call_with_no_decision_on_record_is_denied(butler_home: Path) -> None:
+    """A park whose per-call record names only one of two asked calls: the other is denied
+    (a missing decision never approves, R1)."""
+    rec = Recorder()
+    model = ListModel(
+        [tools(use("send_email", "s1", to="a@b.c"), use("send_email", "s2", to="c@d.e")), say("k")]
     )
+    h = Harness(butler_home, model, [rec.gate(policy=policy_of(send_email=approve("mail")))])
+    out = h.run()
+    state = h.store.load(out.park_id)
+    first, second = (a.call_id for a in state.approvals)
+    state.status, state.decision = "decided", Decision(approved=True)
+    state.decisions = {first: Decision(approved=True)}
+    h.store.save(state)
+    done = h.carry_on(out.park_id)
+    assert rec.ran == [("send_email", {"to": "a@b.c"})]
+    assert tool_results(done)[1]["content"] == declined_message(NO_DECISION_NOTE)
 
 
 class TestCase14Gate:

@@ -109,9 +109,10 @@ def gate_holds(rounds: list[list[str]], decisions: list[Any], crash_after: list[
             STATS["parks"] += 1
             park_id = outcome.park_id
             state = h.decide(park_id, decisions[step % 3])
-            shown.add(state.approval.call_id)
+            asked = {a.call_id for a in state.approvals}  # every call of the round is asked
+            shown |= asked
             approved = state.decision is not None and state.decision.approved
-            (approved_ids if approved else denied_ids).add(state.approval.call_id)
+            (approved_ids if approved else denied_ids).update(asked)
             budget = crash_after[step % 3]
             try:
                 if budget:

@@ -29,18 +29,22 @@ def folder_key(cwd: Path | str) -> str:
     return os.path.realpath(cwd)
 
 
-def keepable(state: ParkState) -> bool:
-    """Whether a person may keep an approval of the park's call: its verdict is an approve
-    the policy does not ask about every time (``ask_always``)."""
-    verdict = state.verdicts.get(state.approval.call_id)
+def keepable(state: ParkState, call_id: str | None = None) -> bool:
+    """Whether a person may keep an approval of one asked call of the park (the first when
+    none is named): its verdict is an approve the policy does not ask about every time
+    (``ask_always``)."""
+    verdict = state.verdicts.get(call_id or state.approval.call_id)
     return verdict is not None and verdict.decision == "approve" and not verdict.ask_always
 
 
-def exact_grant(state: ParkState) -> Grant:
-    """The park's call with exactly the arguments shown (a session grant or a kept one)."""
+def exact_grant(state: ParkState, call_id: str | None = None) -> Grant:
+    """One asked call of the park (the first when none is named) with exactly the arguments
+    shown (a session grant or a kept one)."""
     from butler_cli.core.grants import Grant, canonical
 
-    return Grant(state.approval.tool, exact=canonical(state.approved_arguments()))
+    cid = call_id or state.approval.call_id
+    tool = next((a.tool for a in state.approvals if a.call_id == cid), state.approval.tool)
+    return Grant(tool, exact=canonical(state.arguments_of(cid)))
 
 
 def kept_for(home: Path, cwd: Path | str) -> KeptApprovals | None:

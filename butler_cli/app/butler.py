@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 from butler_cli.app import conversations as convs
 from butler_cli.app.audit import AuditObserver
 from butler_cli.app.config import Config, load_config, resolve_options
-from butler_cli.app.decisions import check_ledger, decision_for, now_iso, record_decision
+from butler_cli.app.decisions import (
+    RoundAnswer,
+    check_ledger,
+    decision_for,
+    now_iso,
+    record_decision,
+    summary_of,
+)
 from butler_cli.app.masking import MaskingProvider
 from butler_cli.app.mcp_servers import start_mcp
 from butler_cli.app.notify import Notifier
@@ -114,6 +122,8 @@ class Butler:
         recorded_instructions: str | None = None,
     ) -> None:
         self.home = home
+        #: This session's id, recorded in every park it makes (see :meth:`made`).
+        self.session = secrets.token_hex(8)
         self._store: ParkStore | None = None
         self.audit = AuditLog(home)
         self.provider = provider
@@ -271,11 +281,12 @@ class Butler:
             instructions=self.instructions.text,
         )
 
-    def keep_approval(self, grant: Grant, state: ParkState) -> bool:
-        """Keep an approval ("always allow this here") of the park's call for the park's
-        folder, bound to the files it names now; audited like a grant (its number and scope,
-        never its values). Not kept — one notice, the decision stands — when the park was made
-        in another folder than this butler's or its files cannot be resolved now."""
+    def keep_approval(self, grant: Grant, state: ParkState, call_id: str | None = None) -> bool:
+        """Keep an approval ("always allow this here") of a park's call (``call_id``, else the
+        first asked) for the park's folder, bound to the files it names now; audited like a
+        grant (its number and scope, never its values). Not kept — one notice, the decision
+        stands — when the park was made in another folder than this butler's or its files
+        cannot be resolved now."""
         from butler_cli.app.approvals import folder_key, keep
         from butler_cli.app.decisions import now_iso
 
@@ -291,7 +302,7 @@ class Butler:
             number=kept.number,
             tool=bound.tool,
             scope="exact" if bound.exact is not None else bound.scope_keys(),
-            args=state.approved_arguments(),
+            args=state.arguments_of(call_id or state.approval.call_id),
             kept=True,
         )
         return True
@@ -329,7 +340,8 @@ class Butler:
 
     def _park_sink(self, task: str, parent: str | None) -> ParkSink:
         def sink(draft: ParkDraft) -> str:
-            state = draft.to_state(self.store.new_id(), now_iso(), self.context(task), parent)
+            context = self.context(task)
+            state = draft.to_state(self.store.new_id(), now_iso(), context, parent, self.session)
             self.store.save(state)  # on disk before anyone is asked (X1)
             crash_point("park-written")
             return state.id
@@ -389,10 +401,14 @@ class Butler:
                     f"(its stderr: {self.mcp.log_dir / name}.log)"  # type: ignore[union-attr]
                 )
 
-    def _check_reachable(self, state: ParkState) -> None:
-        """The approved call's tool must be able to run now (its MCP server started), or the
+    def _check_reachable(self, state: ParkState, decisions: Mapping[str, Decision]) -> None:
+        """Every approved call's tool must be able to run now (its MCP server started), or the
         decision is not recorded: the park stays pending for a later resume."""
-        tool = state.approval.tool
+        for asked in state.approvals:
+            if decisions[asked.call_id].approved:
+                self._reachable(state.id, asked.tool)
+
+    def _reachable(self, park_id: str, tool: str) -> None:
         problem = None
         server = self.mcp.server_of(tool) if self.mcp is not None else None
         if server is not None and self.mcp is not None:
@@ -407,25 +423,14 @@ class Butler:
             problem = "no tool of that name is offered now"
         if problem is not None:
             raise ToolUnavailable(
-                f"park {state.id} stays pending: '{tool}' cannot run now — {problem}. "
+                f"park {park_id} stays pending: '{tool}' cannot run now — {problem}. "
                 "Nothing ran and the approval is not used; resume it again when it can run"
             )
 
     def made(self, state: ParkState) -> bool:
-        """Whether this butler is the one the park was made with (same model, policy, folder,
-        profile, persona, rounds, options, memory block and instructions): then it continues
-        the park itself."""
-        mine = self.context(state.context.task)
-        fields = ("model", "policy", "cwd", "profile", "policy_file", "base_url", "system")
-        same = all(getattr(mine, f) == getattr(state.context, f) for f in fields)
-        # What the model is sent must be what the park was sent (issue 22 item 5): a park
-        # made by `butler run` before a memory changed goes on with its own recorded block.
-        sent = (state.context.model_options, state.context.memory_block, state.context.instructions)
-        return (
-            same
-            and mine.max_rounds == state.context.max_rounds
-            and sent == (mine.model_options, mine.memory_block, mine.instructions)
-        )
+        """Whether this butler's session made the park (its id is recorded in the park): then
+        it continues the park itself; any other park goes on from what it recorded."""
+        return state.session is not None and state.session == self.session
 
     def resume(
         self,
@@ -433,11 +438,12 @@ class Butler:
         approved: bool | None,
         note: str | None,
         observer: LoopObserver | None = None,
+        each: Mapping[str, Decision] | None = None,
     ) -> TaskReport:
         """Decide, then continue — on this butler, under the park's lock the whole time, so a
         second decider (another process, another tab) waits for nothing and is refused."""
         with self.store.lock(park_id):
-            report = self.decide(self.store.load(park_id), approved, note, observer)
+            report = self.decide(self.store.load(park_id), approved, note, observer, each)
         self.told(park_id, report)
         return report
 
@@ -447,15 +453,16 @@ class Butler:
         approved: bool | None,
         note: str | None,
         observer: LoopObserver | None = None,
+        each: Mapping[str, Decision] | None = None,
     ) -> TaskReport:
-        """Record the decision on ``state`` — read under the park's lock, which the caller
-        holds — and continue the task; no second read of the park."""
-        if decision_for(state, approved, note).approved:
-            self._check_reachable(state)  # else the approval would be spent on nothing
-        decision = record_decision(self.store, self.audit, state, approved, note)
-        report = self.continue_park(state, decision, observer)
+        """Record the decision on every asked call of ``state`` (``approved``/``note`` for
+        all, ``each`` call by call) — read under the park's lock, which the caller holds —
+        and continue the task; no second read of the park."""
+        self._check_reachable(state, decision_for(state, approved, note, each))
+        decisions = record_decision(self.store, self.audit, state, approved, note, each)
+        report = self.continue_park(state, decisions, observer)
         # The outcome joins the conversation the park was made in, whoever decided it.
-        convs.park_decided(self, state.id, decision.approved, report)
+        convs.park_decided(self, state.id, summary_of(decisions).approved, report)
         return report
 
     def told(self, park_id: str, report: TaskReport) -> None:
@@ -464,9 +471,13 @@ class Butler:
         self.notifier.after(report, cid)
 
     def continue_park(
-        self, state: ParkState, decision: Decision, observer: LoopObserver | None = None
+        self,
+        state: ParkState,
+        decisions: Mapping[str, Decision],
+        observer: LoopObserver | None = None,
     ) -> TaskReport:
-        """Answer the parked round exactly once, then let the loop go on (R2–R3)."""
+        """Answer the parked round exactly once, each asked call by its decision, then let
+        the loop go on (R2–R3)."""
         from butler_cli.store.parks import ParkJournal
 
         assert state.decision is not None
@@ -477,7 +488,7 @@ class Butler:
                 self.model(),
                 self.toolbox,
                 state,
-                decision,
+                decisions,
                 journal,
                 self.config,
                 self._park_sink(state.context.task, state.id),
@@ -546,8 +557,8 @@ def run_tasks(
 
 
 #: Called once with the park as read under its lock, before anything is decided: returns the
-#: decision, the note and the observer to use (`butler resume` asks the person here).
-Prepare = Callable[["ParkState"], tuple[bool | None, str | None, LoopObserver | None]]
+#: person's answer and the observer to use (`butler resume` asks the person here).
+Prepare = Callable[["ParkState"], tuple[RoundAnswer, LoopObserver | None]]
 
 
 def resume_park(
@@ -559,13 +570,15 @@ def resume_park(
     *,
     keep: bool = False,
     prepare: Prepare | None = None,
+    each: Mapping[str, Decision] | None = None,
 ) -> TaskReport:
     """`butler resume`: the park is locked, read and verified once; one butler built for its
     own context records the decision and continues the task (see :meth:`Butler.decide`),
     the hooks are told once the lock is let go, then the butler is closed. ``prepare`` sees
-    the park first and gives the decision (the terminal's question). ``keep`` (the inbox's
-    "Always allow here"): once the approval is recorded, it is kept for the park's folder,
-    exactly as shown — never when the policy asks about it every time.
+    the park first and gives the decision (the terminal's question). ``approved``/``note``
+    answer every call the round asks about, ``each`` call by call (see ``decision_for``).
+    ``keep`` (the inbox's "Always allow here"): once recorded, each approved call is kept for
+    the park's folder, exactly as shown — never one the policy asks about every time.
 
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
@@ -583,15 +596,17 @@ def resume_park(
             # Before a model loads: a finished or put-back park is refused at once.
             check_ledger(state, DecisionLedger(home).events_for(park_id))
             if prepare is not None:
-                approved, note, observer = prepare(state)
-            decision_for(state, approved, note)
+                answer, observer = prepare(state)
+                approved, note, each = answer.approved, answer.note, answer.each
+            decisions = decision_for(state, approved, note, each)
             butler = closing.enter_context(butler_for_park(state, opts, home))
-            report = butler.decide(state, approved, note, observer)
-            if keep and approved:
+            report = butler.decide(state, approved, note, observer, each)
+            if keep:
                 from butler_cli.app.approvals import exact_grant, keepable
 
-                if keepable(state):
-                    butler.keep_approval(exact_grant(state), state)
+                for cid, decision in decisions.items():
+                    if decision.approved and keepable(state, cid):
+                        butler.keep_approval(exact_grant(state, cid), state, cid)
         butler.told(park_id, report)
         return report
 

@@ -8,7 +8,7 @@ session's own butler continues the task (one butler per session).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,7 @@ from butler_cli.core.notices import notice
 from butler_cli.store.conversations import Record
 
 if TYPE_CHECKING:  # a park's models load when a turn parks, not for every turn
-    from butler_cli.core.park import ParkState
+    from butler_cli.core.park import Decision, ParkState
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,9 @@ class Answer:
     keep: Grant | None = None
 
 
-#: Shows a park and returns the person's answer, or None to leave it parked ("later").
-Ask = Callable[["ParkState"], Answer | None]
+#: Shows a park and returns the person's answer — one for every call it asks about, or one
+#: per call id (each call of the round put to them in turn) — or None to leave it parked.
+Ask = Callable[["ParkState"], Answer | Mapping[str, Answer] | None]
 
 
 class Conversation:
@@ -165,35 +166,56 @@ class Conversation:
         approved: bool | None,
         note: str | None,
         observer: LoopObserver | None = None,
+        each: Mapping[str, Decision] | None = None,
+        made_here: bool | None = None,
     ) -> TaskReport:
-        """Decide a park and continue it: on this session's butler when it made the park (so
-        the memory block, the grants and the MCP servers stay the ones in use), else on a
-        butler made for that park alone, closed afterwards."""
-        if self.butler.made(load_park(park_id)):
-            return self.butler.resume(park_id, approved, note, observer)
-        return resume_park(park_id, approved, note, self.opts, observer)
+        """Decide a park and continue it: on this session's butler when this session made it
+        (so the memory block, the grants and the MCP servers stay the ones in use), else on a
+        butler made for that park alone from what it recorded, closed afterwards."""
+        if made_here is None:
+            made_here = self.butler.made(load_park(park_id))
+        if made_here:
+            return self.butler.resume(park_id, approved, note, observer, each)
+        return resume_park(park_id, approved, note, self.opts, observer, each=each)
 
     def decide(
         self, report: TaskReport, ask: Ask, observer: LoopObserver | None = None
     ) -> TaskReport:
-        """While the task is parked, ask; an answer resumes it, "later" leaves it parked."""
+        """While the task is parked, ask about every call the round waits on; an answer
+        resumes it, "later" leaves it parked. The park is read once to be shown (and once
+        more under its lock to be decided, by the resume)."""
         while report.status == "parked" and report.park_id is not None:
-            answer = ask(load_park(report.park_id))
+            state = load_park(report.park_id)
+            answer = ask(state)
             if answer is None:
                 return report
-            if answer.grant is not None and self.grants is not None:
-                grant = self.butler.bind_grant(answer.grant)
-                number = self.grants.add(grant)
-                self.butler.audit.record_grant(
-                    number=number,
-                    tool=grant.tool,
-                    scope="exact" if grant.exact is not None else grant.scope_keys(),
-                    args=load_park(report.park_id).approved_arguments(),
-                )
-            if answer.keep is not None:
-                self.butler.keep_approval(answer.keep, load_park(report.park_id))
-            resumed = self.resume(report.park_id, answer.approved, answer.note, observer)
+            answers = (
+                {a.call_id: answer for a in state.approvals}
+                if isinstance(answer, Answer)
+                else dict(answer)
+            )
+            from butler_cli.core.park import Decision
+
+            for cid, given in answers.items():
+                self._remember(state, cid, given)
+            each = {cid: Decision(approved=a.approved, note=a.note) for cid, a in answers.items()}
+            made_here = self.butler.made(state)
+            resumed = self.resume(report.park_id, None, None, observer, each, made_here)
             # The parked round's model call was spent too: the turn's usage counts every call.
             resumed.usage = [*report.usage, *resumed.usage]
             report = resumed
         return report
+
+    def _remember(self, state: ParkState, call_id: str, answer: Answer) -> None:
+        """A session grant or a kept approval the person chose with one call's answer."""
+        if answer.grant is not None and self.grants is not None:
+            grant = self.butler.bind_grant(answer.grant)
+            number = self.grants.add(grant)
+            self.butler.audit.record_grant(
+                number=number,
+                tool=grant.tool,
+                scope="exact" if grant.exact is not None else grant.scope_keys(),
+                args=state.arguments_of(call_id),
+            )
+        if answer.keep is not None:
+            self.butler.keep_approval(answer.keep, state, call_id)

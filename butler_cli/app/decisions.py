@@ -6,10 +6,12 @@ decided-park ledger is checked first, so a park file put back is refused whateve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from butler_cli.core.errors import DECIDED, ParkError
+from butler_cli.core.errors import DECIDED, ParkError, UsageError
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
@@ -20,41 +22,74 @@ if TYPE_CHECKING:  # the park's models load where a park is read (the butler imp
     from butler_cli.store.parks import ParkStore
 
 
+@dataclass(frozen=True)
+class RoundAnswer:
+    """A person's answer to a parked round: ``approved``/``note`` for every asked call (None:
+    no decision, a denial for a pending park), ``each`` call by call (it wins where it names
+    a call)."""
+
+    approved: bool | None
+    note: str | None = None
+    each: Mapping[str, Decision] = field(default_factory=dict)
+
+
 def now_iso() -> str:
     """UTC, to the millisecond: parks made in the same second still sort newest first."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def record_decision(
-    store: ParkStore, audit: AuditLog, state: ParkState, approved: bool | None, note: str | None
-) -> Decision:
-    """Record a person's decision exactly once; call it holding the park's lock.
+    store: ParkStore,
+    audit: AuditLog,
+    state: ParkState,
+    approved: bool | None,
+    note: str | None,
+    each: Mapping[str, Decision] | None = None,
+) -> dict[str, Decision]:
+    """Record a person's decision on every asked call exactly once; call it holding the
+    park's lock. ``approved``/``note`` answer every asked call, ``each`` answers calls one by
+    one (it wins for the calls it names); see :func:`decision_for`.
 
     The decided-park ledger is checked first (a park file put back is refused); a pending park
-    becomes decided on disk, then in the ledger, then in the audit log — all before anything
-    runs. A decided one (a crash mid-way) keeps its recorded decision."""
+    becomes decided on disk, then in the ledger, then in the audit log (one line per asked
+    call) — all before anything runs. A decided one (a crash mid-way) keeps its recorded
+    decisions."""
     ledger = DecisionLedger(store.home)
     events = ledger.events_for(state.id)
     check_ledger(state, events)
-    decision = decision_for(state, approved, note)
+    decisions = decision_for(state, approved, note, each)
     if state.status == "pending":
         state.status = "decided"
-        state.decision = decision
+        state.decision = summary_of(decisions)
+        state.decisions = decisions if len(state.approvals) > 1 else {}
         state.decided_at = now_iso()
         store.save(state)  # the decision is durable before anything runs
         ledger.record(state.id, "decided")  # ...and so is the ledger's line
-        audit.record(
-            "decision",
-            park=state.id,
-            tool=state.approval.tool,
-            args=state.approved_arguments(),
-            outcome="approve" if decision.approved else "deny",
-            text=decision.note,
-        )
+        for asked in state.approvals:
+            decision = decisions[asked.call_id]
+            audit.record(
+                "decision",
+                park=state.id,
+                tool=asked.tool,
+                args=state.arguments_of(asked.call_id),
+                outcome="approve" if decision.approved else "deny",
+                text=decision.note,
+            )
         crash_point("decision-written")
     elif "decided" not in events:  # the ledger line was lost with a crash or a full disk
         ledger.record(state.id, "decided")
-    return decision
+    return decisions
+
+
+def summary_of(decisions: Mapping[str, Decision]) -> Decision:
+    """The round's decision in one word (lists, logs, the conversation): approved when any
+    asked call was; the first note given."""
+    from butler_cli.core.park import Decision
+
+    notes = [d.note for d in decisions.values() if d.note]
+    return Decision(
+        approved=any(d.approved for d in decisions.values()), note=notes[0] if notes else None
+    )
 
 
 def load_park(given_id: str) -> ParkState:
@@ -80,7 +115,16 @@ def check_ledger(state: ParkState, events: set[str]) -> None:
         )
 
 
-def decision_for(state: ParkState, approved: bool | None, note: str | None) -> Decision:
+def decision_for(
+    state: ParkState,
+    approved: bool | None,
+    note: str | None,
+    each: Mapping[str, Decision] | None = None,
+) -> dict[str, Decision]:
+    """The decision on each asked call, by call id. ``each`` answers the calls it names (a call
+    the park did not ask about is a usage error), ``approved``/``note`` every other one; an
+    asked call left without an answer is a denial (R1). A decided park keeps its recorded
+    decisions (a different one is refused); a finished one is refused."""
     from butler_cli.core.park import Decision, read_decision
 
     path = f"park {state.id}"
@@ -90,14 +134,20 @@ def decision_for(state: ParkState, approved: bool | None, note: str | None) -> D
         raise ParkError(
             f"{path} was already {recorded} and {how}; it never runs twice", kind=DECIDED
         )
+    given = dict(each or {})
+    asked = [a.call_id for a in state.approvals]
+    unknown = sorted(set(given) - set(asked))
+    if unknown:
+        raise UsageError(f"{path} does not ask about call {unknown[0]}")
     if state.status == "decided":
-        recorded_decision = read_decision(state.decision)
-        if approved is not None and approved != recorded_decision.approved:
-            was = "approved" if recorded_decision.approved else "denied"
-            raise ParkError(
-                f"{path} was already {was}; a different decision is refused", kind=DECIDED
-            )
-        return recorded_decision  # recovery after a crash: no new decision needed
-    if approved is None:
-        return read_decision(None)
-    return Decision(approved=approved, note=note or None)
+        recorded_calls = state.decided_calls()
+        for cid in asked:
+            wanted = given[cid].approved if cid in given else approved
+            if wanted is not None and wanted != recorded_calls[cid].approved:
+                was = "approved" if recorded_calls[cid].approved else "denied"
+                raise ParkError(
+                    f"{path} was already {was}; a different decision is refused", kind=DECIDED
+                )
+        return recorded_calls  # recovery after a crash: no new decision needed
+    every = Decision(approved=approved, note=note or None) if approved is not None else None
+    return {cid: given.get(cid) or every or read_decision(None) for cid in asked}

@@ -123,6 +123,7 @@ class EventStream(LoopObserver):
                 tool=approval.get("tool"),
                 title=approval.get("title"),
                 reason=approval.get("reason"),
+                actions=report.approvals,
                 commands=decide_commands(report.park_id),
             )
         if report.status == "failed":

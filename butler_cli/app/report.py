@@ -19,7 +19,9 @@ class TaskReport:
     status: str
     text: str = ""
     park_id: str | None = None
+    #: The first action a parked round waits on (tool, title, reason); ``approvals`` all.
     approval: dict[str, str] | None = None
+    approvals: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
     rounds: int = 0
     messages: list[Message] = field(default_factory=list)
@@ -31,15 +33,14 @@ class TaskReport:
 
     @classmethod
     def from_outcome(cls, task: str, outcome: LoopOutcome) -> TaskReport:
-        approval = None
-        if outcome.approval is not None:
-            approval = outcome.approval.model_dump(include={"tool", "title", "reason"})
+        approvals = [a.model_dump(include={"tool", "title", "reason"}) for a in outcome.approvals]
         return cls(
             task=task,
             status=outcome.status,
             text=outcome.text,
             park_id=outcome.park_id,
-            approval=approval,
+            approval=approvals[0] if approvals else None,
+            approvals=approvals,
             error=outcome.error,
             rounds=outcome.rounds,
             messages=outcome.messages,
@@ -55,6 +56,7 @@ class TaskReport:
             "text": self.text,
             "park_id": self.park_id,
             "approval": self.approval,
+            "approvals": self.approvals,
             "error": self.error,
             "rounds": self.rounds,
             "usage": [u.to_dict() for u in self.usage],

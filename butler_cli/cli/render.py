@@ -47,11 +47,14 @@ def report(rep: TaskReport, as_json: bool) -> None:
     stdout = out()
     if rep.text:
         stdout.print(escape(rep.text, lines=True))
-    if rep.status == "parked" and rep.approval is not None:
+    if rep.status == "parked" and rep.approvals:
         park_id = rep.park_id
-        stdout.print(f"⏸ parked {park_id}: {escape(rep.approval['title'])}")
-        stdout.print(f"  why: {escape(rep.approval['reason'])}")
-        stdout.print(f'  decide: butler resume {park_id} --approve   (or --deny --note "…")')
+        for n, asked in enumerate(rep.approvals, 1):
+            which = f" ({n} of {len(rep.approvals)})" if len(rep.approvals) > 1 else ""
+            stdout.print(f"⏸ parked {park_id}{which}: {escape(asked['title'])}")
+            stdout.print(f"  why: {escape(asked['reason'])}")
+        every = " (every action above)" if len(rep.approvals) > 1 else ""
+        stdout.print(f'  decide: butler resume {park_id} --approve{every}   (or --deny --note "…")')
     elif rep.status == "failed":
         err().print(f"[red]✗ failed:[/red] {escape(rep.error or 'unknown error')}")
     elif rep.status == "limit":

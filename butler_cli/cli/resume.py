@@ -12,6 +12,7 @@ import typer
 from butler_cli.core.errors import ExitCode
 
 if TYPE_CHECKING:
+    from butler_cli.app.decisions import RoundAnswer
     from butler_cli.core.loop import LoopObserver
     from butler_cli.core.park import ParkState
 
@@ -37,8 +38,13 @@ def resume(
         str,
         typer.Argument(metavar="ID", help="Park id or a unique prefix.", autocompletion=park_ids),
     ],
-    approve: Annotated[bool, typer.Option("--approve", help="Run the parked action.")] = False,
-    deny: Annotated[bool, typer.Option("--deny", help="Do not run it; the model is told.")] = False,
+    approve: Annotated[
+        bool,
+        typer.Option("--approve", help="Run the parked actions (every one `butler show` lists)."),
+    ] = False,
+    deny: Annotated[
+        bool, typer.Option("--deny", help="Run none of them; the model is told.")
+    ] = False,
     note: Annotated[
         str | None, typer.Option("--note", help="A note the model sees with your decision.")
     ] = None,
@@ -56,10 +62,13 @@ def resume(
 ) -> None:
     """Record your decision on a parked task, then continue it (same output as `run`).
 
-    Without --approve/--deny on a terminal it shows the action and asks; with no terminal
-    that is a usage error and nothing changes. Model and policy default to the ones the park
-    was made with; the policy is asked again before the action runs."""
+    A round may hold several actions that wait for you: --approve and --deny answer every
+    one. Without them, on a terminal, it shows each action and asks (all of them, or each in
+    turn); with no terminal that is a usage error and nothing changes. Model and policy
+    default to the ones the park was made with; the policy is asked again before the action
+    runs."""
     from butler_cli.app.butler import resume_park
+    from butler_cli.app.decisions import RoundAnswer
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli.options import output_format
@@ -77,20 +86,20 @@ def resume(
     opts = replace(opts, model_options=model_options(option))
     printers: list[Printer] = []
 
-    def prepare(state: ParkState) -> tuple[bool | None, str | None, LoopObserver | None]:
+    def prepare(state: ParkState) -> tuple[RoundAnswer, LoopObserver | None]:
         """The park as read (once, under its lock): ask when no decision was given."""
-        answer, said = decision, note
+        answer = RoundAnswer(decision, note)
         # A decided park needs no new decision: resuming it recovers a crashed run.
-        if answer is None and state.status == "pending":
+        if decision is None and state.status == "pending":
             if fmt != "text" or not (sys.stdin.isatty() and sys.stdout.isatty()):
                 raise UsageError(
                     f"no decision given: butler resume {park_id} --approve (or --deny); "
                     "nothing was changed"
                 )
-            answer, said = _ask(state, said)
+            answer = _ask(state, note)
         printers.append(Printer(fmt, started, 1, resumed=state.id))
         conversation = ConversationStore(butler_home()).of_park(state.id)  # creates nothing
-        return answer, said, printers[0].observer_for(0, state.context.task, conversation)
+        return answer, printers[0].observer_for(0, state.context.task, conversation)
 
     rep = resume_park(park_id, decision, note, opts, prepare=prepare)
     printer = printers[0]
@@ -98,13 +107,16 @@ def resume(
     raise typer.Exit(int(exit_code_for([rep])))
 
 
-def _ask(state: ParkState, note: str | None) -> tuple[bool, str | None]:
-    """Show the parked action — every argument whole, a screenful at a time when it is taller
-    than the screen — and ask. Enter alone repeats the question; Ctrl-C or end of input means
-    "later": the park stays as it is (exit 3)."""
+def _ask(state: ParkState, note: str | None) -> RoundAnswer:
+    """Show every parked action of the round — each argument whole, a screenful at a time
+    when it is taller than the screen — and ask: one action, yes or no; several, all of them
+    (every one was shown) or each in turn. Enter alone repeats the question; Ctrl-C or end of
+    input means "later": the park stays as it is (exit 3)."""
     import click
 
+    from butler_cli.app.decisions import RoundAnswer
     from butler_cli.cli.render import out
+    from butler_cli.core.park import Decision
     from butler_cli.ui.approval import panel
     from butler_cli.ui.pager import page
 
@@ -113,20 +125,41 @@ def _ask(state: ParkState, note: str | None) -> tuple[bool, str | None]:
     def read_line(question: str) -> str:
         return str(click.prompt(question, default="", show_default=False, prompt_suffix=""))
 
+    def note_for_model() -> str | None:
+        if note is not None:
+            return note
+        text = typer.prompt("Note for the model (optional)", default="", show_default=False)
+        return text.strip() or None
+
+    asked = [a.call_id for a in state.approvals]
     try:
-        page(console, read_line, panel(state, whole=True))
-        while True:
-            answer = typer.prompt("Approve? [y/n]", default="", show_default=False)
-            answer = answer.strip().lower()
-            if answer in ("y", "yes"):
-                return True, note
-            if answer in ("n", "no"):
-                if note is None:
-                    text = typer.prompt(
-                        "Note for the model (optional)", default="", show_default=False
-                    )
-                    note = text.strip() or None
-                return False, note
+        for cid in asked:
+            page(console, read_line, panel(state, whole=True, call_id=cid))
+        if len(asked) > 1:
+            question = f"Approve all {len(asked)} actions shown? [y/n/e = each in turn]"
+            while True:
+                answer = typer.prompt(question, default="", show_default=False).strip().lower()
+                if answer in ("y", "yes"):
+                    return RoundAnswer(True, note)
+                if answer in ("n", "no"):
+                    return RoundAnswer(False, note_for_model())
+                if answer in ("e", "each"):
+                    break
+        each: dict[str, Decision] = {}
+        for number, cid in enumerate(asked, 1):
+            if len(asked) > 1:
+                page(console, read_line, panel(state, whole=True, call_id=cid))
+            which = f" (action {number} of {len(asked)})" if len(asked) > 1 else ""
+            while True:
+                answer = typer.prompt(f"Approve{which}? [y/n]", default="", show_default=False)
+                answer = answer.strip().lower()
+                if answer in ("y", "yes"):
+                    each[cid] = Decision(approved=True)
+                    break
+                if answer in ("n", "no"):
+                    each[cid] = Decision(approved=False, note=note_for_model())
+                    break
+        return RoundAnswer(None, None, each)
     except (click.exceptions.Abort, EOFError):
         console.print(f"\nLeft parked; decide later with: butler resume {state.id}")
         raise typer.Exit(ExitCode.PARKED) from None

@@ -5,7 +5,7 @@ No I/O of its own: the model, the toolbox, the park sink and the observer are in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -48,13 +48,19 @@ class ParkDraft:
 
     messages: list[Message]
     calls: list[ToolUseBlock]
-    approval: Approval
+    #: Every call of the round that needs a person, in the model's order (never empty).
+    approvals: list[Approval]
     verdicts: dict[str, Verdict]
     #: Calls already answered (malformed ones): saved as results, so a resume never runs them.
     answered: dict[str, ToolResultBlock] = field(default_factory=dict)
 
     def to_state(
-        self, park_id: str, created_at: str, context: RunContext, parent: str | None
+        self,
+        park_id: str,
+        created_at: str,
+        context: RunContext,
+        parent: str | None,
+        session: str | None = None,
     ) -> ParkState:
         """The park record for this round, ready to be written (P2)."""
         from butler_cli.core.park import ParkState
@@ -63,10 +69,12 @@ class ParkDraft:
             id=park_id,
             created_at=created_at,
             parent=parent,
+            session=session,
             context=context,
             messages=self.messages,
             calls=self.calls,
-            approval=self.approval,
+            approval=self.approvals[0],
+            approvals=list(self.approvals),
             verdicts=dict(self.verdicts),
             results=self.answered,
         )
@@ -155,13 +163,19 @@ class LoopOutcome:
     messages: list[Message]
     rounds: int
     park_id: str | None = None
-    approval: Approval | None = None
+    #: A parked round's calls that wait for the person, in the model's order.
+    approvals: list[Approval] = field(default_factory=list)
     error: str | None = None
     usage: list[Usage] = field(default_factory=list)
     #: Why the model's last reply ended ("max_tokens": it was cut at the length limit).
     stop_reason: str | None = None
     #: The failure's code (a ModelError's: "context_too_long" when the request did not fit).
     error_code: str | None = None
+
+    @property
+    def approval(self) -> Approval | None:
+        """The first call a parked round waits on (None when it did not park)."""
+        return self.approvals[0] if self.approvals else None
 
 
 def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> Verdict:
@@ -244,14 +258,13 @@ def run_loop(
             for c in calls
             if c.id not in answered and toolbox.is_governed(c.name)
         }
-        asked = next((c for c in calls if _needs_person(verdicts.get(c.id))), None)
-        if asked is not None:
-            approval = _approval_for(toolbox, asked, verdicts[asked.id])
-            draft = ParkDraft(list(convo), calls, approval, verdicts, answered)
-            park_id = park(draft)
+        asked = [c for c in calls if _needs_person(verdicts.get(c.id))]
+        if asked:  # the round waits, whole: every call that needs a person is put to them
+            approvals = [_approval_for(toolbox, c, verdicts[c.id]) for c in asked]
+            park_id = park(ParkDraft(list(convo), calls, approvals, verdicts, answered))
             obs.round_classified(calls, verdicts, park_id)
             return LoopOutcome(
-                "parked", response.text, convo, rounds, park_id, approval, usage=usage
+                "parked", response.text, convo, rounds, park_id, approvals, usage=usage
             )
         obs.round_classified(calls, verdicts, None)
         judge = fresh_judge(verdicts, answered)
@@ -271,19 +284,20 @@ def continue_after_decision(
     provider: Provider,
     toolbox: Toolbox,
     park: ParkState,
-    decision: Decision,
+    decisions: Mapping[str, Decision],
     journal: Journal,
     config: LoopConfig,
     sink: ParkSink,
     observer: LoopObserver | None = None,
 ) -> LoopOutcome:
-    """Answer the parked round (R2), then go on with a fresh round budget (R3)."""
+    """Answer the parked round (R2) — each asked call by the person's decision on it — then
+    go on with a fresh round budget (R3)."""
     obs = observer or LoopObserver()
 
     def classify(call: ToolUseBlock) -> Verdict:
         return classify_call(toolbox, call, config)
 
-    judge = resumed_judge(park, decision, toolbox, classify, obs.call_judged)
+    judge = resumed_judge(park, decisions, toolbox, classify, obs.call_judged)
     results = run_round(park.calls, toolbox, judge, journal, obs.tool_finished, obs.tool_started)
     convo = [*park.messages, results_message(results)]
     return run_loop(provider, toolbox, convo, config, sink, obs)

@@ -134,13 +134,24 @@ class ParkState(BaseModel):
     id: str
     created_at: str
     parent: str | None = None
+    #: Which session made the park (a chat, a `serve`, one `butler run`): a random id, so
+    #: "did this chat make it" is one comparison (None in older parks: never this session).
+    session: str | None = None
     context: RunContext
     messages: list[SavedMessage]
     calls: list[SavedCall]
     approval: Approval
     verdicts: dict[str, SavedVerdict]
+    #: Every call of the round that needs a person, in the model's order (``approval`` is the
+    #: first). Written only when there are more than one, so a one-call park is the bytes it
+    #: always was; older parks asked only the first.
+    approvals: list[Approval] = Field(default_factory=list)
     status: ParkStatus = "pending"
+    #: The round's decision in one word: approved when any asked call was (for lists and logs).
     decision: Decision | None = None
+    #: The person's decision on each asked call, by call id (written only when there are more
+    #: than one asked call; a one-call park keeps ``decision`` alone, as it always did).
+    decisions: dict[str, Decision] = Field(default_factory=dict)
     decided_at: str | None = None
     started: list[str] = Field(default_factory=list)
     results: dict[str, SavedResult] = Field(default_factory=dict)
@@ -150,10 +161,17 @@ class ParkState(BaseModel):
     interrupted: bool = False
 
     @model_serializer(mode="wrap")
-    def _interrupted_only_when_true(self, handler: SerializerFunctionWrapHandler) -> Any:
+    def _older_parks_byte_for_byte(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Fields a one-call park never needed are left out, so it is the bytes it was."""
         data = handler(self)
-        if not self.interrupted and isinstance(data, dict):
-            data.pop("interrupted", None)
+        if isinstance(data, dict):
+            if not self.interrupted:
+                data.pop("interrupted", None)
+            if self.session is None:
+                data.pop("session", None)
+            if len(self.approvals) <= 1:
+                data.pop("approvals", None)
+                data.pop("decisions", None)
         return data
 
     @model_validator(mode="before")
@@ -173,15 +191,37 @@ class ParkState(BaseModel):
 
     @model_validator(mode="after")
     def _one_identity_per_call(self) -> ParkState:
-        """Verdicts and results are keyed by call id: a park whose ids repeat is refused."""
+        """Verdicts and results are keyed by call id: a park whose ids repeat is refused, and
+        so is one whose asked calls are not its own calls, first the one ``approval`` names."""
         ids = [c.id for c in self.calls]
         if len(set(ids)) != len(ids) or not all(ids):
             raise ValueError("the park's calls do not each have their own id")
+        if not self.approvals:
+            self.approvals = [self.approval]
+        asked = [a.call_id for a in self.approvals]
+        if (
+            asked[0] != self.approval.call_id
+            or len(set(asked)) != len(asked)
+            or not set(asked) <= set(ids)
+            or not set(self.decisions) <= set(asked)
+        ):
+            raise ValueError("the park's asked calls are not its own calls, each once")
         return self
 
-    def approved_arguments(self) -> dict[str, Any]:
-        """The arguments of the call the person is asked about (empty if it is missing)."""
+    def decided_calls(self) -> dict[str, Decision]:
+        """The recorded decision on each asked call (a one-call park's is its ``decision``);
+        an asked call with none recorded is a denial (R1)."""
+        if self.decision is not None and not self.decisions:
+            return {self.approval.call_id: read_decision(self.decision)}
+        return {a.call_id: read_decision(self.decisions.get(a.call_id)) for a in self.approvals}
+
+    def arguments_of(self, call_id: str) -> dict[str, Any]:
+        """The arguments of one call of the round (empty if it is missing)."""
         for call in self.calls:
-            if call.id == self.approval.call_id:
+            if call.id == call_id:
                 return dict(call.input)
         return {}
+
+    def approved_arguments(self) -> dict[str, Any]:
+        """The arguments of the first call the person is asked about (empty if missing)."""
+        return self.arguments_of(self.approval.call_id)

@@ -9,13 +9,14 @@ is a no-op for a fresh round, which runs at once.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock, error_result
 from butler_cli.core.outcomes import (
     NEEDS_OWN_APPROVAL,
     NO_APPROVAL_ON_RECORD,
+    NO_DECISION_NOTE,
     OUTCOME_UNKNOWN,
     Journal,
     declined_message,
@@ -192,15 +193,16 @@ def fresh_judge(verdicts: dict[str, Verdict], answered: dict[str, ToolResultBloc
 
 def resumed_judge(
     park: ParkState,
-    decision: Decision,
+    decisions: Mapping[str, Decision],
     toolbox: Toolbox,
     classify: Classifier,
     judged: Judged,
 ) -> Judge:
-    """A parked round answered after a decision (R2): only the approved call, approved, runs
-    among the ones that asked; the policy is asked again (X4) and the stricter verdict holds;
-    a call that may have run before a crash is "outcome unknown", never run again (X2). A
-    benign sibling was only deferred by the park, and runs."""
+    """A parked round answered after a decision (R2): among the calls that asked, each runs
+    only if the person approved that call (one with no decision is denied, R1); the policy is
+    asked again (X4) and the stricter verdict holds; a call that may have run before a crash
+    is "outcome unknown", never run again (X2). A benign sibling was only deferred by the
+    park, and runs."""
 
     def judge(call: ToolUseBlock, was_started: bool) -> ToolResultBlock | None:
         governed = toolbox.is_governed(call.name)
@@ -210,7 +212,7 @@ def resumed_judge(
             return error_result(call.id, OUTCOME_UNKNOWN, "unknown")
         if not governed:
             return None
-        blocked, verdict, outcome = _governed(call, park, decision, classify)
+        blocked, verdict, outcome = _governed(call, park, decisions, classify)
         judged(call, verdict, outcome)
         return blocked
 
@@ -218,7 +220,7 @@ def resumed_judge(
 
 
 def _governed(
-    call: ToolUseBlock, park: ParkState, decision: Decision, classify: Classifier
+    call: ToolUseBlock, park: ParkState, decisions: Mapping[str, Decision], classify: Classifier
 ) -> tuple[ToolResultBlock | None, Verdict | None, str]:
     """For a governed call of a resumed round: the result if it must not run (None if it
     may), the verdict that held, and the outcome in words."""
@@ -229,12 +231,14 @@ def _governed(
     verdict = saved.stricter(classify(call))
     if verdict.decision == "refuse":
         return error_result(call.id, refused_message(verdict.reason), "refused"), verdict, "refused"
-    if call.id == park.approval.call_id:
-        if decision.approved:
+    if any(a.call_id == call.id for a in park.approvals):
+        decision = decisions.get(call.id)
+        if decision is not None and decision.approved:
             return None, verdict, "ran"
-        declined = error_result(call.id, declined_message(decision.note), "not_run")
+        note = decision.note if decision is not None else NO_DECISION_NOTE
+        declined = error_result(call.id, declined_message(note), "not_run")
         return declined, verdict, "declined"
-    if verdict.decision == "approve":
+    if verdict.decision == "approve":  # a park from before every call was asked
         result = error_result(call.id, NEEDS_OWN_APPROVAL, "not_run")
         return result, verdict, "needs its own approval"
     return None, verdict, "ran"

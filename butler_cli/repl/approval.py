@@ -31,9 +31,17 @@ CHOICES = "[y] approve once  [n] deny  [l] later  [d] details"
 ReadLine = Callable[[str], str]
 
 
-def show(console: Console, read_line: ReadLine, state: ParkState, *, whole: bool = False) -> None:
-    """The panel, a screenful at a time when it is taller than the screen."""
-    page(console, read_line, panel(state, whole=whole))
+def show(
+    console: Console,
+    read_line: ReadLine,
+    state: ParkState,
+    *,
+    whole: bool = False,
+    call_id: str | None = None,
+) -> None:
+    """One asked call's panel (the first when none is named), a screenful at a time when it
+    is taller than the screen."""
+    page(console, read_line, panel(state, whole=whole, call_id=call_id))
 
 
 def _choices(widen: dict[str, str], keepable: bool) -> tuple[str, str]:
@@ -46,32 +54,75 @@ def _choices(widen: dict[str, str], keepable: bool) -> tuple[str, str]:
     return keys, text
 
 
-def _widen_of(state: ParkState) -> dict[str, str]:
-    verdict = state.verdicts.get(state.approval.call_id)
+def _widen_of(state: ParkState, call_id: str) -> dict[str, str]:
+    verdict = state.verdicts.get(call_id)
     return dict(verdict.widen) if verdict is not None else {}
 
 
-def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | None:
-    """Show the park and ask until a real answer; None means "later"."""
+def ask(
+    console: Console, read_line: ReadLine, state: ParkState
+) -> Answer | dict[str, Answer] | None:
+    """Show every call the round waits on and ask until a real answer; None means "later".
+    One call: its answer. Several: each is shown first, then "all of them" (every one was
+    seen) or "no", or each in turn with every choice — an answer per call."""
+    asked = [a.call_id for a in state.approvals]
+    if len(asked) == 1:
+        return _ask_one(console, read_line, state, asked[0])
+    try:
+        for cid in asked:
+            show(console, read_line, state, call_id=cid)
+        while True:
+            choice = read_line(f"Approve all {len(asked)} actions shown? [y/n/e/l] ")
+            choice = choice.strip().lower()
+            if choice in ("y", "yes"):
+                return Answer(approved=True)
+            if choice in ("n", "no"):
+                note = read_line("Note for the model (optional, Enter to skip): ").strip()
+                return Answer(approved=False, note=note or None)
+            if choice in ("l", "later"):
+                break
+            if choice in ("e", "each"):
+                answers: dict[str, Answer] = {}
+                for cid in asked:
+                    answer = _ask_one(console, read_line, state, cid)
+                    if answer is None:
+                        return None
+                    answers[cid] = answer
+                return answers
+            if choice:
+                console.print(
+                    escape(f"'{choice}' is not a choice — [y] all  [n] none  [e] each  [l] later")
+                )
+    except (KeyboardInterrupt, EOFError):
+        console.print()
+    console.print(f"Left parked. Decide later with: butler resume {state.id}")
+    return None
+
+
+def _ask_one(
+    console: Console, read_line: ReadLine, state: ParkState, call_id: str
+) -> Answer | None:
+    """Show one asked call and ask until a real answer; None means "later"."""
     from butler_cli.app.approvals import exact_grant
     from butler_cli.app.approvals import keepable as may_keep
 
-    widen = _widen_of(state)
-    keepable = may_keep(state)
+    tool = next(a.tool for a in state.approvals if a.call_id == call_id)
+    widen = _widen_of(state, call_id)
+    keepable = may_keep(state, call_id)
     keys, choices = _choices(widen, keepable)
     try:
-        show(console, read_line, state)
+        show(console, read_line, state, call_id=call_id)
         console.print(escape(choices), soft_wrap=False)  # wrapped between words
         while True:
             choice = read_line(f"Approve? [{keys}] ").strip().lower()
             if choice in ("y", "yes"):
                 return Answer(approved=True)
             if choice == "s":
-                exact = exact_grant(state)
+                exact = exact_grant(state, call_id)
                 console.print(escape(f"Granted for this session: {exact.describe()}"))
                 return Answer(approved=True, grant=exact)
             if choice == "w" and widen:
-                wide = Grant(state.approval.tool, patterns=tuple(sorted(widen.items())))
+                wide = Grant(tool, patterns=tuple(sorted(widen.items())))
                 question = (
                     f"Approve {visible(wide.describe())} for the rest of this session? [y/N] "
                 )
@@ -80,7 +131,7 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
                     return Answer(approved=True, grant=wide)
                 continue
             if choice == "a" and keepable:
-                kept = _keep(read_line, state, widen)
+                kept = _keep(read_line, state, widen, call_id, tool)
                 if kept is not None:
                     console.print(escape(f"Kept for {state.context.cwd}: {kept.describe()}"))
                     return Answer(approved=True, keep=kept)
@@ -91,7 +142,7 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
             if choice in ("l", "later"):
                 break
             if choice in ("d", "details"):
-                show(console, read_line, state, whole=True)
+                show(console, read_line, state, whole=True, call_id=call_id)
             elif choice:
                 console.print(escape(f"'{choice}' is not a choice — {choices}"))
     except (KeyboardInterrupt, EOFError):
@@ -100,15 +151,17 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
     return None
 
 
-def _keep(read_line: ReadLine, state: ParkState, widen: dict[str, str]) -> Grant | None:
+def _keep(
+    read_line: ReadLine, state: ParkState, widen: dict[str, str], call_id: str, tool: str
+) -> Grant | None:
     """What the person keeps: exactly this call, or — only where the policy offered to widen
     it — the patterns shown here first. None: they thought better of it (asked again)."""
     from butler_cli.app.approvals import exact_grant
 
-    exact = exact_grant(state)
+    exact = exact_grant(state, call_id)
     folder = visible(state.context.cwd)
     if widen:
-        wide = Grant(state.approval.tool, patterns=tuple(sorted(widen.items())))
+        wide = Grant(tool, patterns=tuple(sorted(widen.items())))
         question = (
             f"Always allow here ({folder}): [e] {visible(exact.describe())}  "
             f"[w] {visible(wide.describe())}? [e/w/N] "

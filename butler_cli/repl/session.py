@@ -239,7 +239,7 @@ class ChatRepl:
             message = exc.message if isinstance(exc, ButlerError) else "interrupted"
             self.console.print(f"Memory consolidation skipped: {escape(message)}")
 
-    def ask(self, state: ParkState) -> Answer | None:
+    def ask(self, state: ParkState) -> Answer | dict[str, Answer] | None:
         from butler_cli.repl import approval
 
         if self._answers is None:

@@ -45,21 +45,27 @@ def fold(value: Any) -> Any:
     return value
 
 
-def panel(state: ParkState, *, whole: bool = False) -> Any:
-    """The park as a rich Panel: title, tool, reason, arguments (folded unless ``whole``).
-    Secrets are masked (``redact``) before anything reaches the screen."""
+def panel(state: ParkState, *, whole: bool = False, call_id: str | None = None) -> Any:
+    """One asked call of the park (the first when none is named) as a rich Panel: title,
+    tool, reason, arguments (folded unless ``whole``), the change it makes. Secrets are
+    masked (``redact``) before anything reaches the screen."""
     from rich.panel import Panel
     from rich.text import Text
 
-    args = redact(state.approved_arguments())
+    asked = next((a for a in state.approvals if a.call_id == call_id), state.approval)
+    number = [a.call_id for a in state.approvals].index(asked.call_id) + 1
+    arguments = state.arguments_of(asked.call_id)
+    args = redact(arguments)
     body = Text(overflow="fold", no_wrap=False)
-    body.append(visible(state.approval.title), style="bold")
-    body.append(f"\ntool: {visible(state.approval.tool)}")
-    body.append(f"\nwhy:  {visible(state.approval.reason)}")
+    body.append(visible(asked.title), style="bold")
+    body.append(f"\ntool: {visible(asked.tool)}")
+    body.append(f"\nwhy:  {visible(asked.reason)}")
     body.append(f"\narguments:\n{pretty_json(args if whole else fold(args))}")
-    change = change_preview(state.approval.tool, state.approved_arguments(), state.context.cwd)
+    change = change_preview(asked.tool, arguments, state.context.cwd)
     if change:
         body.append("\nchange:")
         for line in change:
             body.append(f"\n{visible(line)}", style=diff_style(line))
-    return Panel(body, title=f"approval needed · park {state.id}", expand=False)
+    count = len(state.approvals)
+    which = f" · action {number} of {count}" if count > 1 else ""
+    return Panel(body, title=f"approval needed · park {state.id}{which}", expand=False)

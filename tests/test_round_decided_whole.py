@@ -1,0 +1,203 @@
+"""Issue 22, item 1: a round is decided whole. Two governed calls in one round (two writes)
+are both put to the person — by `butler run`'s report, `--json`, stream-json and `butler
+resume` (flags and the terminal's question) — and each approved one runs exactly once; a
+denied one is answered with the person's note; a refusal by the policy is never laundered."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pexpect
+from conftest import butler_exe, call
+
+
+def two_writes(script: Any, then: str = "Both done.") -> str:
+    return str(
+        script(
+            {
+                "tool_calls": [
+                    call("write_file", "w1", path="a.txt", content="alpha\n"),
+                    call("write_file", "w2", path="b.txt", content="beta\n"),
+                ]
+            },
+            {"text": then},
+        )
+    )
+
+
+def park_two(butler: Any, script: Any) -> tuple[str, dict[str, Any]]:
+    ran = butler("run", "--model", two_writes(script), "write both", "--json")
+    assert ran.returncode == 3, ran.stderr
+    report = json.loads(ran.stdout.splitlines()[0])
+    return str(report["park_id"]), report
+
+
+def results_of(butler: Any, park_id: str) -> list[dict[str, Any]]:
+    """The tool results the resumed round answered, from the saved park."""
+    shown = json.loads(butler("show", park_id, "--json").stdout)
+    return list(shown["results"].values())
+
+
+def test_run_reports_every_call_that_waits(butler: Any, script: Any) -> None:
+    park_id, report = park_two(butler, script)
+    assert [a["title"].split(":")[0] for a in report["approvals"]] == ["write_file"] * 2
+    assert "a.txt" in report["approvals"][0]["title"]
+    assert "b.txt" in report["approvals"][1]["title"]
+    text = butler("run", "--model", two_writes(script), "write both")
+    assert text.returncode == 3
+    assert "(1 of 2)" in text.stdout and "(2 of 2)" in text.stdout, text.stdout
+    assert "a.txt" in text.stdout and "b.txt" in text.stdout
+    events = butler("run", "--model", two_writes(script), "write both", "--output", "stream-json")
+    parked = next(json.loads(x) for x in events.stdout.splitlines() if '"parked"' in x)
+    assert len(parked["actions"]) == 2 and "b.txt" in parked["actions"][1]["title"]
+
+
+def test_resume_approve_runs_both_calls_once(
+    butler: Any, script: Any, workdir: Path, butler_home: Path
+) -> None:
+    park_id, _ = park_two(butler, script)
+    assert not (workdir / "a.txt").exists() and not (workdir / "b.txt").exists()
+    done = butler("resume", park_id, "--approve")
+    assert done.returncode == 0, done.stderr
+    assert "Both done." in done.stdout
+    assert (workdir / "a.txt").read_text() == "alpha\n"
+    assert (workdir / "b.txt").read_text() == "beta\n"
+    assert not any("own approval" in r["content"] for r in results_of(butler, park_id))
+    again = butler("resume", park_id, "--approve")
+    assert again.returncode != 0  # never twice
+    audit = [json.loads(x) for x in (butler_home / "audit.jsonl").read_text().splitlines()]
+    decisions = [x for x in audit if x["event"] == "decision" and x["park"] == park_id]
+    assert [x["decision"] for x in decisions] == ["approve", "approve"]
+    ran = [x for x in audit if x["event"] == "resume" and x["park"] == park_id]
+    assert [x["outcome"] for x in ran] == ["ran", "ran"]
+
+
+def test_resume_deny_runs_neither(butler: Any, script: Any, workdir: Path) -> None:
+    park_id, _ = park_two(butler, script)
+    done = butler("resume", park_id, "--deny", "--note", "not today")
+    assert done.returncode == 0, done.stderr
+    assert not (workdir / "a.txt").exists() and not (workdir / "b.txt").exists()
+    answers = [r["content"] for r in results_of(butler, park_id)]
+    assert len(answers) == 2 and all("not today" in a for a in answers), answers
+
+
+def test_a_refusal_by_the_policy_is_never_laundered(
+    butler: Any, script: Any, workdir: Path, tmp_path: Path
+) -> None:
+    policy = tmp_path / "pol.py"
+    policy.write_text(
+        "from butler_cli import approve, refuse\n\ndef classify(name, args):\n"
+        "    return refuse('not b') if str(args.get('path')).endswith('b.txt') else approve('ask')\n"
+    )
+    ran = butler("run", "--model", two_writes(script), "--policy", f"{policy}:classify", "go")
+    assert ran.returncode == 3, ran.stderr
+    park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
+    shown = json.loads(butler("show", park_id, "--json").stdout)
+    assert len(shown.get("approvals", [shown["approval"]])) == 1  # b.txt is not asked
+    assert butler("resume", park_id, "--approve").returncode == 0
+    assert (workdir / "a.txt").exists() and not (workdir / "b.txt").exists()
+
+
+def spawn(args: list[str], home: Path, cwd: Path) -> pexpect.spawn:
+    env = {**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1", "TERM": "dumb"}
+    return pexpect.spawn(butler_exe(), args, cwd=str(cwd), env=env, encoding="utf-8", timeout=20)
+
+
+def test_the_terminal_shows_both_and_approves_all_shown(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    park_id, _ = park_two(butler, script)
+    child = spawn(["resume", park_id], butler_home, workdir)
+    child.expect("action 1 of 2")
+    child.expect("a.txt")
+    child.expect("action 2 of 2")
+    child.expect("b.txt")
+    child.expect(r"Approve all 2 actions shown\? \[y/n/e")
+    child.sendline("y")
+    child.expect("Both done.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (workdir / "a.txt").exists() and (workdir / "b.txt").exists()
+
+
+def test_the_terminal_asks_each_in_turn(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    park_id, _ = park_two(butler, script)
+    child = spawn(["resume", park_id], butler_home, workdir)
+    child.expect(r"Approve all 2 actions shown\? \[y/n/e")
+    child.sendline("e")
+    child.expect(r"Approve \(action 1 of 2\)\? \[y/n\]")
+    child.sendline("y")
+    child.expect(r"Approve \(action 2 of 2\)\? \[y/n\]")
+    child.sendline("n")
+    child.expect("Note for the model")
+    child.sendline("only a")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (workdir / "a.txt").read_text() == "alpha\n"
+    assert not (workdir / "b.txt").exists()
+    answers = [r["content"] for r in results_of(butler, park_id)]
+    assert any("only a" in a for a in answers), answers
+    shown = json.loads(butler("show", park_id, "--json").stdout)
+    decided = shown["decisions"]
+    assert sorted(d["approved"] for d in decided.values()) == [False, True]
+
+
+def chat_with_two_writes(script: Any, butler_home: Path, workdir: Path) -> pexpect.spawn:
+    from conftest import spawn_butler
+
+    child = spawn_butler(["chat", "--model", two_writes(script)], butler_home, workdir)
+    child.expect("you ›")
+    child.sendline("write both")
+    return child
+
+
+def test_the_chat_asks_both_calls_and_approving_all_shown_runs_both_once(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    child = chat_with_two_writes(script, butler_home, workdir)
+    child.expect("action 1 of 2")
+    child.expect("a.txt")
+    child.expect("action 2 of 2")
+    child.expect("b.txt")
+    child.expect(r"Approve all 2 actions shown\? \[y/n/e/l\]")
+    assert not (workdir / "a.txt").exists() and not (workdir / "b.txt").exists()
+    child.sendline("y")
+    child.expect("Both done.")
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (workdir / "a.txt").read_text() == "alpha\n"
+    assert (workdir / "b.txt").read_text() == "beta\n"
+    audit = [json.loads(x) for x in (butler_home / "audit.jsonl").read_text().splitlines()]
+    assert [x["outcome"] for x in audit if x["event"] == "resume"] == ["ran", "ran"]
+
+
+def test_the_chat_asks_each_in_turn_and_runs_only_the_approved_one(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    child = chat_with_two_writes(script, butler_home, workdir)
+    child.expect(r"Approve all 2 actions shown\? \[y/n/e/l\]")
+    child.sendline("e")
+    child.expect("action 1 of 2")
+    child.expect(r"Approve\? \[y/n/l/d/s")
+    child.sendline("n")
+    child.expect("Note for the model")
+    child.sendline("not a")
+    child.expect("action 2 of 2")
+    child.expect(r"Approve\? \[y/n/l/d/s")
+    child.sendline("y")
+    child.expect("Both done.")
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert not (workdir / "a.txt").exists()
+    assert (workdir / "b.txt").read_text() == "beta\n"
