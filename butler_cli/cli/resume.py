@@ -40,7 +40,7 @@ def resume(
     ],
     approve: Annotated[
         bool,
-        typer.Option("--approve", help="Run the parked actions (every one `butler show` lists)."),
+        typer.Option("--approve", help="Run the parked actions (every one the round asks)."),
     ] = False,
     deny: Annotated[
         bool, typer.Option("--deny", help="Run none of them; the model is told.")
