@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import secrets
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -123,7 +123,7 @@ class Butler:
     ) -> None:
         self.home = home
         #: This session's id, recorded in every park it makes (see :meth:`made`).
-        self.session = secrets.token_hex(8)
+        self.session = os.urandom(8).hex()  # not `secrets`: it loads hmac for every run
         self._store: ParkStore | None = None
         self.audit = AuditLog(home)
         self.provider = provider
