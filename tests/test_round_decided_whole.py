@@ -201,3 +201,24 @@ def test_the_chat_asks_each_in_turn_and_runs_only_the_approved_one(
     child.close()
     assert not (workdir / "a.txt").exists()
     assert (workdir / "b.txt").read_text() == "beta\n"
+
+
+def test_the_inbox_card_shows_both_calls_and_approving_runs_both_once(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    from serve_support import eventually, start_serve
+
+    park_id, _ = park_two(butler, script)
+    served = start_serve(butler_home, workdir)
+    try:
+        page = served.request("/")[1]
+        assert "2 actions" in page and "a.txt" in page and "b.txt" in page, page
+        assert "alpha" in page and "beta" in page  # both calls' arguments are on the card
+        status, answer = served.decide(park_id, "approve")
+        assert status == 200 and answer["ok"], answer
+        eventually(lambda: (workdir / "b.txt").exists() and (workdir / "a.txt").exists())
+        eventually(lambda: "outcome done" in served.request("/")[1])
+    finally:
+        served.stop()
+    assert (workdir / "a.txt").read_text() == "alpha\n"
+    assert (workdir / "b.txt").read_text() == "beta\n"

@@ -96,20 +96,27 @@ def _read(store: ParkStore, pid: str) -> Waiting | None:
     raw = store.read_raw(pid)
     if raw["status"] != "pending":
         return None
-    approval = raw["approval"]
-    args: dict[str, Any] = {}
-    for call in raw["calls"]:
-        if call["id"] == approval["call_id"]:
-            args = dict(call["input"])
+    asked = raw.get("approvals") or [raw["approval"]]
+    args_of = {call["id"]: dict(call["input"]) for call in raw["calls"]}
+    first = asked[0]
+    if len(asked) == 1:
+        title, tool, reason = first["title"], first["tool"], first["reason"]
+        arguments = pretty_json(redact(args_of.get(first["call_id"], {})))
+    else:  # a round decided whole: every action it waits on is on the card (issue 22)
+        title = f"{len(asked)} actions: " + " · ".join(a["title"] for a in asked)
+        tool = ", ".join(a["tool"] for a in asked)
+        reason = " · ".join(a["reason"] for a in asked)
+        each = [{"tool": a["tool"], "arguments": args_of.get(a["call_id"], {})} for a in asked]
+        arguments = pretty_json(redact(each))
     return Waiting(
         id=pid,
         created_at=raw["created_at"],
         task=visible(raw["context"]["task"]),
-        tool=visible(approval["tool"]),
-        title=visible(approval["title"]),
-        reason=visible(approval["reason"]),
-        arguments=pretty_json(redact(args)),
-        keepable=_keepable(raw, approval["call_id"]),
+        tool=visible(tool),
+        title=visible(title),
+        reason=visible(reason),
+        arguments=arguments,
+        keepable=len(asked) == 1 and _keepable(raw, first["call_id"]),
     )
 
 
