@@ -20,7 +20,7 @@ import shlex
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,10 +125,13 @@ def task_event(
     approval: Mapping[str, str | None] | None,
     conversation: str | None,
     schedule: str | None = None,
+    actions: Sequence[Mapping[str, str | None]] = (),
 ) -> dict[str, Any]:
     """What every hook is told — a ``[hooks]`` one and a schedule's own ``--on-park`` alike:
     the event, the task's status and words, the conversation or the schedule it belongs to;
-    for a park its id, tool and title and the exact commands that decide it. Never an
+    for a park its id, tool and title (the first action; ``actions``: the tool and title of
+    every one the round waits on, which ``--approve`` answers together) and the exact commands
+    that decide it. Never an
     argument value beyond the title, never an error text, never a key."""
     body: dict[str, Any] = {"event": event, "status": status, "task": task}
     if park_id is not None and status == "parked":
@@ -137,6 +140,8 @@ def task_event(
             park_id=park_id,
             tool=approval.get("tool"),
             title=approval.get("title"),
+            actions=[{"tool": a.get("tool"), "title": a.get("title")} for a in actions]
+            or [{"tool": approval.get("tool"), "title": approval.get("title")}],
             approve=f"butler resume {park_id} --approve",
             deny=f"butler resume {park_id} --deny",
         )

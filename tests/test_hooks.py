@@ -122,8 +122,10 @@ def test_on_park_then_on_done_reach_a_real_command(
     assert event["conversation"].startswith("c-")
     # The title (as `pending` shows it), never the arguments themselves; never a key.
     assert set(event) == {
-        "event", "status", "task", "park_id", "tool", "title", "approve", "deny", "conversation"
+        "event", "status", "task", "park_id", "tool", "title", "actions", "approve", "deny",
+        "conversation",
     }  # fmt: skip
+    assert event["actions"] == [{"tool": "write_file", "title": event["title"]}]
     assert "OPENAI_API_KEY" not in parked["env"] and SECRET not in out.read_text()
 
     resumed = butler("resume", pid, "--approve", env={"OPENAI_API_KEY": SECRET})

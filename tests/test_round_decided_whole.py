@@ -222,3 +222,20 @@ def test_the_inbox_card_shows_both_calls_and_approving_runs_both_once(
         served.stop()
     assert (workdir / "a.txt").read_text() == "alpha\n"
     assert (workdir / "b.txt").read_text() == "beta\n"
+
+
+def test_an_on_park_hook_names_every_action_the_round_waits_on(
+    butler: Any, script: Any, butler_home: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "events.jsonl"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ncat >> {out}\necho >> {out}\n")
+    hook.chmod(0o755)
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "config.toml").write_text(f'[hooks]\non_park = ["{hook}"]\n')
+    park_id, _ = park_two(butler, script)
+    [event] = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+    assert event["park_id"] == park_id
+    titles = [a["title"] for a in event["actions"]]
+    assert len(titles) == 2 and "a.txt" in titles[0] and "b.txt" in titles[1]
+    assert "alpha" not in json.dumps(event)  # never an argument value beyond the title

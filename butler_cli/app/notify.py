@@ -67,6 +67,7 @@ class Notifier:
             report.approval,
             conversation,
             self.schedule,
+            report.approvals,
         )
         problem = fire(hook, body, label=f"{event} hook")
         if problem is not None:
