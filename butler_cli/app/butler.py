@@ -17,9 +17,10 @@ from butler_cli.app import conversations as convs
 from butler_cli.app.audit import AuditObserver
 from butler_cli.app.config import Config, load_config, resolve_options
 from butler_cli.app.decisions import (
+    Held,
     RoundAnswer,
-    check_ledger,
     decision_for,
+    hold,
     now_iso,
     record_decision,
     summary_of,
@@ -55,7 +56,6 @@ from butler_cli.store.audit import AuditLog
 from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
-from butler_cli.store.ledger import DecisionLedger
 from butler_cli.tools import builtin_toolsets
 from butler_cli.tools.masking import MaskingToolbox
 
@@ -442,24 +442,24 @@ class Butler:
     ) -> TaskReport:
         """Decide, then continue — on this butler, under the park's lock the whole time, so a
         second decider (another process, another tab) waits for nothing and is refused."""
-        with self.store.lock(park_id):
-            report = self.decide(self.store.load(park_id), approved, note, observer, each)
+        with hold(self.store, park_id) as held:
+            report = self.decide(held, approved, note, observer, each)
         self.told(park_id, report)
         return report
 
     def decide(
         self,
-        state: ParkState,
+        held: Held,
         approved: bool | None,
         note: str | None,
         observer: LoopObserver | None = None,
         each: Mapping[str, Decision] | None = None,
     ) -> TaskReport:
-        """Record the decision on every asked call of ``state`` (``approved``/``note`` for
-        all, ``each`` call by call) — read under the park's lock, which the caller holds —
-        and continue the task; no second read of the park."""
+        """Record the decision on every asked call of the held park (``approved``/``note`` for
+        all, ``each`` call by call) and continue the task; no second read of the park."""
+        state = held.state
         self._check_reachable(state, decision_for(state, approved, note, each))
-        decisions = record_decision(self.store, self.audit, state, approved, note, each)
+        decisions = record_decision(held, self.audit, approved, note, each)
         report = self.continue_park(state, decisions, observer)
         # The outcome joins the conversation the park was made in, whoever decided it.
         convs.park_decided(self, state.id, summary_of(decisions).approved, report)
@@ -591,16 +591,14 @@ def resume_park(
     store = ParkStore(home)
     park_id = store.resolve_id(given_id)
     with ExitStack() as closing:
-        with store.lock(park_id):
-            state = store.load(park_id)
-            # Before a model loads: a finished or put-back park is refused at once.
-            check_ledger(state, DecisionLedger(home).events_for(park_id))
+        with hold(store, park_id) as held:
+            state = held.state
             if prepare is not None:
                 answer, observer = prepare(state)
                 approved, note, each = answer.approved, answer.note, answer.each
             decisions = decision_for(state, approved, note, each)
             butler = closing.enter_context(butler_for_park(state, opts, home))
-            report = butler.decide(state, approved, note, observer, each)
+            report = butler.decide(held, approved, note, observer, each)
             if keep:
                 from butler_cli.app.approvals import exact_grant, keepable
 

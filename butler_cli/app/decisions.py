@@ -6,7 +6,8 @@ decided-park ledger is checked first, so a park file put back is refused whateve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -38,10 +39,31 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+@dataclass(frozen=True)
+class Held:
+    """A park held for a decision: locked, read and verified once, its ledger read once."""
+
+    store: ParkStore
+    state: ParkState
+    #: The decided-park ledger's lines for it ("decided", "resolved"), read under the lock.
+    events: set[str]
+
+
+@contextmanager
+def hold(store: ParkStore, park_id: str) -> Iterator[Held]:
+    """The one way to a park that may be decided: its lock is taken (a second decider is
+    refused, exit 5), the file read and verified once and checked against the decided-park
+    ledger once — before a model loads, so a finished or put-back park is refused at once."""
+    with store.lock(park_id):
+        state = store.load(park_id)
+        events = DecisionLedger(store.home).events_for(park_id)
+        check_ledger(state, events)
+        yield Held(store, state, events)
+
+
 def record_decision(
-    store: ParkStore,
+    held: Held,
     audit: AuditLog,
-    state: ParkState,
     approved: bool | None,
     note: str | None,
     each: Mapping[str, Decision] | None = None,
@@ -50,13 +72,12 @@ def record_decision(
     park's lock. ``approved``/``note`` answer every asked call, ``each`` answers calls one by
     one (it wins for the calls it names); see :func:`decision_for`.
 
-    The decided-park ledger is checked first (a park file put back is refused); a pending park
-    becomes decided on disk, then in the ledger, then in the audit log (one line per asked
-    call) — all before anything runs. A decided one (a crash mid-way) keeps its recorded
-    decisions."""
+    The park was checked against the decided-park ledger when it was held (:func:`hold`); a
+    pending park becomes decided on disk, then in the ledger, then in the audit log (one line
+    per asked call) — all before anything runs. A decided one (a crash mid-way) keeps its
+    recorded decisions."""
+    store, state, events = held.store, held.state, held.events
     ledger = DecisionLedger(store.home)
-    events = ledger.events_for(state.id)
-    check_ledger(state, events)
     decisions = decision_for(state, approved, note, each)
     if state.status == "pending":
         state.status = "decided"
