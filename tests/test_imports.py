@@ -65,7 +65,6 @@ DEBT = {
     ("cli", "store"): {
         "cli/completion.py",
         "cli/config.py",
-        "cli/keys.py",
         "cli/log.py",
         "cli/memory.py",
         "cli/models.py",
