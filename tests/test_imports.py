@@ -63,7 +63,6 @@ DEBT = {
     ("cli", "policy"): {"cli/policy.py"},
     ("cli", "providers"): {"cli/config.py", "cli/models.py", "cli/options.py"},
     ("cli", "store"): {
-        "cli/completion.py",
         "cli/config.py",
         "cli/log.py",
         "cli/memory.py",

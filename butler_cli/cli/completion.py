@@ -39,26 +39,14 @@ def completion(
 
 
 def park_ids(incomplete: str) -> list[str]:
-    """Ids of parks awaiting a decision that start with what is typed (file names only: fast,
-    and nothing of a park's content reaches the shell)."""
-    return _ids(incomplete, done=False)
+    """Ids of parks awaiting a decision that start with what is typed."""
+    from butler_cli.app.home import park_ids as ids
+
+    return ids(incomplete, done=False)
 
 
 def any_park_ids(incomplete: str) -> list[str]:
     """Ids of every park, decided ones too (for ``butler show``)."""
-    return _ids(incomplete, done=True)
+    from butler_cli.app.home import park_ids as ids
 
-
-def _ids(incomplete: str, *, done: bool) -> list[str]:
-    from butler_cli.store.files import butler_home
-
-    parks = butler_home() / "parks"
-    folders = [parks, parks / "done"] if done else [parks]
-    found: set[str] = set()
-    for folder in folders:
-        try:
-            names = [p.name for p in folder.iterdir()]
-        except OSError:
-            continue
-        found.update(n[: -len(".json")] for n in names if n.endswith(".json"))
-    return sorted(i for i in found if i.startswith(incomplete) and i.isalnum())
+    return ids(incomplete, done=True)
