@@ -64,7 +64,6 @@ DEBT = {
     ("cli", "providers"): {"cli/config.py", "cli/models.py", "cli/options.py"},
     ("cli", "store"): {
         "cli/config.py",
-        "cli/log.py",
         "cli/memory.py",
         "cli/models.py",
         "cli/parks.py",

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import ButlerError
 from butler_cli.core.notices import notice
-from butler_cli.store.conversations import ConversationStore, Record
+from butler_cli.store.conversations import ConversationStore, Record, Summary
+from butler_cli.store.files import butler_home as home
 
 if TYPE_CHECKING:
     from butler_cli.app.butler import Butler
@@ -138,3 +139,14 @@ def find(store: ConversationStore, given: str | None, cwd: str) -> Record | None
             return None
         given = last[0].id
     return store.load(given)
+
+
+def recent(number: int, query: str | None = None) -> list[Summary]:
+    """The latest ``number`` saved conversations, those holding every word of ``query`` when
+    one is given (`butler log`). Reading only: a fresh home stays empty."""
+    return ConversationStore(home()).recent(number, query=query)
+
+
+def load(given: str) -> Record:
+    """One saved conversation whole, by id or a unique prefix (`butler log show`)."""
+    return ConversationStore(home()).load(given)

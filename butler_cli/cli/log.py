@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from butler_cli.cli.options import Json
-
-if TYPE_CHECKING:
-    from butler_cli.store.conversations import ConversationStore
 
 app = typer.Typer(
     name="log",
@@ -23,13 +20,6 @@ app = typer.Typer(
     invoke_without_command=True,
     rich_markup_mode=None,
 )
-
-
-def _store() -> ConversationStore:
-    from butler_cli.store.conversations import ConversationStore
-    from butler_cli.store.files import butler_home
-
-    return ConversationStore(butler_home())
 
 
 @app.callback()
@@ -53,12 +43,12 @@ def log(
     `butler chat -c` carries on this folder's last one, `--conversation ID` any."""
     if ctx.invoked_subcommand is not None:
         return
+    from butler_cli.app.conversations import recent
     from butler_cli.core.errors import UsageError
 
     if number < 1:
         raise UsageError("-n must be at least 1")
-    store = _store()
-    found = store.recent(number, query=query)
+    found = recent(number, query)
     if json_out:
         _print_json([s.to_json() for s in found])
     elif found:
@@ -77,7 +67,9 @@ def show(
     json_out: Json = False,
 ) -> None:
     """Print one conversation whole: what was said, the tools called, its parks."""
-    record = _store().load(conversation_id)
+    from butler_cli.app.conversations import load
+
+    record = load(conversation_id)
     if json_out:
         _print_json(
             {
