@@ -68,7 +68,6 @@ DEBT = {
         "cli/models.py",
         "cli/parks.py",
         "cli/resume.py",
-        "cli/run.py",
     },  # fmt: skip
     ("cli", "tools"): {"cli/views.py"},
     ("repl", "memory"): {"repl/session.py"},

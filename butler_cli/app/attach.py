@@ -12,6 +12,7 @@ import codecs
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -92,6 +93,13 @@ def file_attachment(path: str) -> Attachment:
             return read_attachment(handle, path)
     except OSError as exc:
         raise UsageError(f"cannot attach {path}: {exc.strerror or exc}") from exc
+
+
+def prompter(attachments: list[Attachment]) -> Callable[[str], str]:
+    """What each task of a batch becomes with ``attachments``: :func:`compose` with one fence
+    token for the whole batch."""
+    token = token_hex(6)
+    return lambda task: compose(task, attachments, token)
 
 
 def compose(task: str, attachments: list[Attachment], token: str | None = None) -> str:

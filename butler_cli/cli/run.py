@@ -78,7 +78,6 @@ def run(
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError
-    from butler_cli.store.ids import token_hex
 
     started = time.perf_counter()
     fmt = output_format(output, json_out)
@@ -94,18 +93,14 @@ def run(
     opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
     opts = replace(opts, model_options=model_options(option))
     printer = Printer(fmt, started, len(all_tasks), _described(attachments))
-    token = token_hex(6)  # one fence token for the whole batch
+    prompt = None
+    if attachments:
+        from butler_cli.app.attach import prompter
 
-    def prompt(task: str) -> str:
-        from butler_cli.app.attach import compose
-
-        return compose(task, attachments, token)
-
+        prompt = prompter(attachments)
     reports = []
     continuing = (continue_last or conversation is not None, conversation)
-    found = run_tasks(
-        all_tasks, opts, printer.observer_for, prompt if attachments else None, continuing
-    )
+    found = run_tasks(all_tasks, opts, printer.observer_for, prompt, continuing)
     for rep in found:
         printer.report(rep)
         reports.append(rep)
