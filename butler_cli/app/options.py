@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from butler_cli.app.config_file import MODEL_ENV as MODEL_ENV
+from butler_cli.providers.options import parse_options
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,9 @@ class RunOptions:
     base_url: str | None = None
     #: Model options from `-o KEY=VALUE`, checked (None: none given).
     model_options: dict[str, int | float] | None = None
+
+
+def check_model_options(pairs: list[tuple[str, str]]) -> dict[str, int | float]:
+    """The `-o KEY VALUE` pairs checked — a known name, a number in range — so a typo is a
+    usage error before anything runs."""
+    return parse_options(pairs)

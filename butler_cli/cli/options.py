@@ -118,8 +118,8 @@ def model_options(given: list[str] | None) -> dict[str, int | float] | None:
     """``["temperature=0.2"]`` → ``{"temperature": 0.2}``, checked; None when none given."""
     if not given:
         return None
+    from butler_cli.app.options import check_model_options
     from butler_cli.core.errors import UsageError
-    from butler_cli.providers.options import parse_options
 
     pairs = []
     for item in given:
@@ -127,7 +127,7 @@ def model_options(given: list[str] | None) -> dict[str, int | float] | None:
         if not sep:
             raise UsageError(f"-o takes KEY VALUE (e.g. -o temperature 0.2), not {item!r}")
         pairs.append((key.strip(), value.strip()))
-    return parse_options(pairs)
+    return check_model_options(pairs)
 
 
 ContinueLast = Annotated[
