@@ -61,11 +61,10 @@ SIDEWAYS = {
 DEBT = {
     ("cli", "memory"): {"cli/memory.py"},
     ("cli", "policy"): {"cli/policy.py"},
-    ("cli", "providers"): {"cli/config.py", "cli/models.py"},
+    ("cli", "providers"): {"cli/config.py"},
     ("cli", "store"): {
         "cli/config.py",
         "cli/memory.py",
-        "cli/models.py",
         "cli/parks.py",
         "cli/resume.py",
     },  # fmt: skip

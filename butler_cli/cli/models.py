@@ -31,51 +31,27 @@ def models(
 
     With a PROVIDER, the models it offers, as the specs --model takes (its /models, kept
     for 10 minutes in the butler's home)."""
-    import os
-
     if provider is not None:
         _offered(provider, base_url, refresh, json_out)
         return
 
     from butler_cli.app.config import load_config
+    from butler_cli.app.provider_list import providers as listed
     from butler_cli.cli import render
-    from butler_cli.providers import REMOTE
-    from butler_cli.providers.options import DEFAULTS, SUPPORTED
-    from butler_cli.store.stored_keys import key_names
 
     config = load_config()
-    stored = set(key_names())
+    where = {"env": "{} (env)", "stored": "{} (stored)", "unset": "{} (not set)"}
     providers: list[dict[str, Any]] = [
         {
-            "provider": "scripted",
-            "spec": "scripted:PATH",
-            "base_url": None,
-            "key": "none needed",
-            "options": sorted(SUPPORTED["scripted"]),
-            "defaults": {},
+            "provider": p.name,
+            "spec": p.spec,
+            "base_url": p.base_url,
+            "key": where[p.key_from].format(p.key_env) if p.key_env else "none needed",
+            "options": p.options,
+            "defaults": p.defaults,
         }
+        for p in listed(config, scripted=True)
     ]
-    for kind in REMOTE:
-        settings = config.providers.get(kind.name)
-        env = (settings.api_key_env if settings else None) or kind.key_env
-        if not env:
-            key = "none needed"
-        elif os.environ.get(env):
-            key = f"{env} (env)"
-        elif env in stored:
-            key = f"{env} (stored)"
-        else:
-            key = f"{env} (not set)"
-        providers.append(
-            {
-                "provider": kind.name,
-                "spec": f"{kind.name}:MODEL",
-                "base_url": (settings.base_url if settings else None) or kind.base_url,
-                "key": key,
-                "options": sorted(SUPPORTED[kind.name]),
-                "defaults": DEFAULTS.get(kind.name, {}),
-            }
-        )
     if json_out:
         render.print_json({"providers": providers, "aliases": config.aliases})
         return
