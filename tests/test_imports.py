@@ -61,9 +61,7 @@ SIDEWAYS = {
 DEBT = {
     ("cli", "memory"): {"cli/memory.py"},
     ("cli", "policy"): {"cli/policy.py"},
-    ("cli", "providers"): {"cli/config.py"},
     ("cli", "store"): {
-        "cli/config.py",
         "cli/memory.py",
         "cli/parks.py",
         "cli/resume.py",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated
 
 import typer
@@ -31,25 +30,15 @@ def show(json_out: Json = False) -> None:
     """The settings in effect from the file, and for each provider whether its key is set
     (keys themselves are never shown)."""
     from butler_cli.app.config import config_path, load_config
+    from butler_cli.app.provider_list import providers as listed
     from butler_cli.cli import render
-    from butler_cli.providers import REMOTE
-    from butler_cli.store.stored_keys import key_names
 
     config = load_config()
-    stored = set(key_names())
-    providers = {}
-    for kind in REMOTE:
-        settings = config.providers.get(kind.name)
-        env = (settings.api_key_env if settings else None) or kind.key_env
-        url = (settings.base_url if settings else None) or kind.base_url
-        state = "****" if env and os.environ.get(env) else "not set"
-        if env and state == "not set" and env in stored:
-            state = "**** (stored)"
-        providers[kind.name] = {
-            "base_url": url,
-            "api_key_env": env,
-            "key": state if env else "none needed",
-        }
+    shown = {"env": "****", "stored": "**** (stored)", "unset": "not set", "none": "none needed"}
+    providers = {
+        p.name: {"base_url": p.base_url, "api_key_env": p.key_env, "key": shown[p.key_from]}
+        for p in listed(config)
+    }
     if json_out:
         render.print_json(
             {
