@@ -23,28 +23,22 @@ _CODES = {"allow": ExitCode.OK, "approve": ExitCode.PARKED, "refuse": ExitCode.L
 @app.command("list")
 def list_(policy: Policy = None, json_out: Json = False) -> None:
     """Installed policies (the butler.policies entry points) and which one is active."""
-    from butler_cli.app.config import load_config, resolve_setting
-    from butler_cli.cli import render
-    from butler_cli.policy.loader import installed_policies
+    from dataclasses import asdict
 
-    active = resolve_setting("policy", policy, load_config()).value
-    rows = [
-        {
-            "name": ep.name,
-            "value": ep.value,
-            "package": f"{ep.dist.name} {ep.dist.version}" if ep.dist else "unknown",
-            "active": ep.name == active,
-        }
-        for ep in installed_policies()
-    ]
+    from butler_cli.app.policy_list import policy_list
+    from butler_cli.cli import render
+
+    found = policy_list(policy)
     if json_out:
-        render.print_json({"active": active, "installed": rows})
+        render.print_json(
+            {"active": found.active, "installed": [asdict(p) for p in found.installed]}
+        )
         return
-    for row in rows:
-        mark = "*" if row["active"] else " "
-        print(f"{mark} {row['name']:<12} {row['value']:<40} from {row['package']}")
-    if not any(r["active"] for r in rows):
-        print(f"* {active} (not an installed name: loaded as module:attr or file.py:attr)")
+    for p in found.installed:
+        mark = "*" if p.active else " "
+        print(f"{mark} {p.name:<12} {p.value:<40} from {p.package}")
+    if not any(p.active for p in found.installed):
+        print(f"* {found.active} (not an installed name: loaded as module:attr or file.py:attr)")
 
 
 @app.command("check")
