@@ -166,3 +166,44 @@ def test_the_model_is_told_how_to_query_and_gets_dates_and_importance(butler, sc
     text = str(result["content"])
     assert "Ana adopted two puppies" in text and "importance 4" in text
     assert datetime.now(UTC).strftime("%Y-%m-%d") in text
+
+
+def test_an_irregular_form_or_a_family_word_finds_the_other(butler, tmp_path) -> None:
+    """The Porter stemmer cannot tell ``buy`` from ``bought`` or ``kids`` from ``children``:
+    a question in one form finds a memory in the other, ahead of shorter memories that only
+    share the name."""
+    about_ana = ["Ana likes bikes", "Ana cycles", "Ana has a cat", "Ana sings", "Ana reads"]
+    _import(
+        butler,
+        tmp_path,
+        [
+            *_many(60),
+            *(_entry(920 + i, t, "2025-06-05T09:00:00+00:00") for i, t in enumerate(about_ana)),
+            _entry(901, "Ana bought a second-hand cargo bike for the school run with the twins",
+                   "2025-06-01T09:00:00+00:00"),
+            _entry(902, "Ana said both of her children start school in September this year",
+                   "2025-06-02T09:00:00+00:00"),
+        ],
+    )  # fmt: skip
+    found = _search(butler, "What did Ana buy?")
+    assert found and found[0]["text"].startswith("Ana bought"), found[:3]
+    found = _search(butler, "How many kids does Ana have?")
+    assert found and found[0]["text"].startswith("Ana said both of her children"), found[:3]
+
+
+def test_a_named_person_outranks_the_same_words_about_someone_else(butler, tmp_path) -> None:
+    """A name in the question is who it is about: a memory naming that person comes before
+    the same words said of another, even when the person is named in many memories."""
+    carla = [_entry(940 + i, f"Carla note {i}", "2025-06-01T09:00:00+00:00") for i in range(20)]
+    _import(
+        butler,
+        tmp_path,
+        [
+            *_many(60),
+            *carla,
+            _entry(910, "Bruno painted boats in the harbour", "2025-06-01T09:00:00+00:00"),
+            _entry(930, "Carla painted boats", "2025-05-01T09:00:00+00:00"),
+        ],
+    )
+    found = _search(butler, "What did Carla paint at the harbour?")
+    assert found and found[0]["text"] == "Carla painted boats", found[:3]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,6 +40,8 @@ COMMON_WINDOW = 1000
 #: The date column's weight beside the text's (1.0) in bm25.
 DATE_WEIGHT = 1.0
 COVER_WEIGHT = 2.0
+NAME_WEIGHT = 0.25
+VARIANT_WEIGHT = 0.5
 #: Shares of the score of the memories stored 1 and 2 places before and after.
 NEIGHBOUR_WEIGHTS = (0.3, 0.1)
 EXPAND_FROM = 2
@@ -51,6 +54,15 @@ Scores = dict[int, float]
 #: (SQL head, arguments) that select ``e.rowid`` of this profile's memories the filters allow,
 #: given a FROM clause joined to ``entries e``; None when the index alone can be read.
 Filter = Callable[[str, str], tuple[str, list[Any]]] | None
+
+
+_NAME = re.compile(r"\b[A-Z][a-z]+")
+
+
+def names_in(query: str) -> list[str]:
+    """The query's names: capitalised words past its first (lower-cased, stop words out)."""
+    found = [m.group().lower() for m in _NAME.finditer(query) if m.start() > 0]
+    return [w for w in dict.fromkeys(found) if w not in STOP_WORDS]
 
 
 def _any(terms: Sequence[str]) -> str:
@@ -96,11 +108,21 @@ class Ranker:
         self.where = where
         self.total = max(1, total)
 
-    def rank(self, terms: list[str], texts: Callable[[list[int]], dict[int, str]]) -> Scores:
+    def rank(
+        self,
+        terms: list[str],
+        texts: Callable[[list[int]], dict[int, str]],
+        names: Sequence[str] = (),
+        forms: Sequence[str] = (),
+    ) -> Scores:
         """The CANDIDATES best memories for ``terms``: rowid → fused score (lower is better).
         ``texts`` reads the given memories' texts (for expansion)."""
         counts = self.counts(terms, COMMON_TERM_DOCS + 1)
         scores = self.scored(terms, counts)
+        if forms and VARIANT_WEIGHT:
+            more = self.scored(list(forms), self.counts(list(forms), COMMON_TERM_DOCS + 1))
+            for r, s in more.items():
+                scores[r] = scores.get(r, 0.0) + VARIANT_WEIGHT * s
         if not scores:
             return {}
         present = [t for t in terms if 0 < counts[t] <= COMMON_TERM_DOCS]
@@ -109,6 +131,10 @@ class Ranker:
             scores = {
                 r: s * (1 + COVER_WEIGHT * held.get(r, 0) / len(present)) for r, s in scores.items()
             }
+        named = [t for t in names if t in present]
+        if NAME_WEIGHT and named:
+            has = self.held(named, list(scores))
+            scores = {r: s * (1 + NAME_WEIGHT * (r in has)) for r, s in scores.items()}
         if EXPAND_TERMS and present:  # not from a window of common words' matches
             top = [r for r, _ in heapq.nsmallest(EXPAND_FROM, scores.items(), key=lambda i: i[1])]
             extra = self.expansion(expansion_words(list(texts(top).values()), terms))

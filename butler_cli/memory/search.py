@@ -54,6 +54,45 @@ het een en of maar ik jij hij zij wij jullie niet ook met van voor wat wanneer w
 """
 STOP_WORDS = frozenset((_ENGLISH + _OTHERS).split())
 
+#: English irregular verbs (base, past, participle) and the commonest family words that
+#: differ by more than a suffix: the Porter stemmer cannot tell ``buy`` from ``bought`` or
+#: ``kids`` from ``children``, so a query holding one form also searches the others.
+_VARIANTS = """
+arise arose arisen|awake awoke awoken|bear bore borne|beat beaten|become became|begin began begun
+bend bent|bet|bind bound|bite bit bitten|bleed bled|blow blew blown|break broke broken
+breed bred|bring brought|build built|burn burnt|buy bought|catch caught|choose chose chosen
+cling clung|come came|cost|creep crept|cut|deal dealt|dig dug|draw drew drawn|dream dreamt
+drink drank drunk|drive drove driven|eat ate eaten|fall fell fallen|feed fed|feel felt
+fight fought|find found|flee fled|fly flew flown|forbid forbade forbidden|forget forgot forgotten
+forgive forgave forgiven|freeze froze frozen|give gave given|go went gone|grind ground
+grow grew grown|hang hung|hear heard|hide hid hidden|hit|hold held|hurt|keep kept|kneel knelt
+know knew known|lay laid|lead led|lean leant|leap leapt|learn learnt|leave left|lend lent
+lie lay lain|light lit|lose lost|make made|mean meant|meet met|pay paid|prove proven|put
+quit|read|ride rode ridden|ring rang rung|rise rose risen|run ran|say said|see saw seen
+seek sought|sell sold|send sent|set|shake shook shaken|shine shone|shoot shot|show shown
+shrink shrank shrunk|shut|sing sang sung|sink sank sunk|sit sat|sleep slept|slide slid
+speak spoke spoken|speed sped|spend spent|spin spun|spread|spring sprang sprung|stand stood
+steal stole stolen|stick stuck|sting stung|stink stank stunk|strike struck|strive strove striven
+swear swore sworn|sweep swept|swim swam swum|swing swung|take took taken|teach taught
+tear tore torn|tell told|think thought|throw threw thrown|understand understood|wake woke woken
+wear wore worn|weave wove woven|weep wept|win won|wind wound|write wrote written
+child children kid kids|mom mother mum|dad father|grandma grandmother granny|grandpa grandfather
+grandkid grandchild grandchildren|pic photo picture|bf boyfriend|gf girlfriend
+"""
+#: Each form → every other form of its word (built once, on the first query that needs it).
+VARIANTS: dict[str, tuple[str, ...]] = {}
+
+
+def variants(term: str) -> tuple[str, ...]:
+    """The other forms of ``term`` (``bought`` for ``buy``, ``children`` for ``kids``)."""
+    if not VARIANTS:
+        for group in _VARIANTS.replace("\n", "|").split("|"):
+            forms = group.split()
+            for form in forms:
+                VARIANTS[form] = tuple(f for f in forms if f != form)
+    return VARIANTS.get(term, ())
+
+
 _MONTHS = [
     "January",
     "February",

@@ -24,9 +24,9 @@ from butler_cli.memory.entries import (
     now_ts,
     sort_m3,
 )
-from butler_cli.memory.ranking import Filter, Ranker
+from butler_cli.memory.ranking import Filter, Ranker, names_in
 from butler_cli.memory.schema import memory_database
-from butler_cli.memory.search import date_terms, index_terms, phrase_of, query_terms
+from butler_cli.memory.search import date_terms, index_terms, phrase_of, query_terms, variants
 
 DB_FILE = "memory.db"
 DEFAULT_PROFILE = "default"
@@ -232,6 +232,7 @@ class MemoryStore:
         terms = query_terms(query)
         if not terms:
             return []
+        forms = [v for t in terms for v in variants(t) if v not in terms]
         where: Filter = None
         if kinds is not None or min_importance is not None or not self._sole_profile():
 
@@ -241,7 +242,12 @@ class MemoryStore:
         # The file's size for the rarity of expansion words: the last rowid, read at once.
         size = self.reader.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0
         ranker = Ranker(self.reader, where, size)
-        scores = ranker.rank(terms, lambda ids: {r: row[2] for r, row in self._rows(ids).items()})
+        scores = ranker.rank(
+            terms,
+            lambda ids: {r: row[2] for r, row in self._rows(ids).items()},
+            names_in(query),
+            list(dict.fromkeys(forms)),
+        )
         if not scores:
             return []
         phrase = phrase_of(query)
