@@ -7,13 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from butler_cli.cli.options import Json, Model, Profile
 from butler_cli.core.errors import ExitCode
 
 if TYPE_CHECKING:
-    from butler_cli.memory.entries import Entry
-    from butler_cli.memory.store import MemoryStore
-
-from butler_cli.cli.options import Json, Model, Profile
+    from butler_cli.app.memories import Entry
 
 app = typer.Typer(
     name="memory",
@@ -23,22 +21,15 @@ app = typer.Typer(
 )
 
 
-def _store(profile: str | None) -> MemoryStore:
-    from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
-    from butler_cli.store.files import butler_home
-
-    return open_memory(butler_home(), profile or DEFAULT_PROFILE)
-
-
 def _print_entries(entries: list[Entry], as_json: bool) -> None:
+    from butler_cli.app.memories import line
     from butler_cli.cli import render
-    from butler_cli.memory.entries import recall_line
     from butler_cli.ui.text import visible
 
     if as_json:
         render.print_json([e.to_json() for e in entries])
     elif entries:
-        shown = visible("\n".join(recall_line(e) for e in entries), lines=True)
+        shown = visible("\n".join(line(e) for e in entries), lines=True)
         render.out().out(shown, highlight=False)
     else:
         render.out().out("No memories.")
@@ -53,12 +44,9 @@ def list_(
     json_out: Json = False,
 ) -> None:
     """Every memory in the profile, most important and newest first."""
-    from butler_cli.core.errors import UsageError
-    from butler_cli.memory.entries import KINDS
+    from butler_cli.app.memories import listed
 
-    if kind is not None and kind not in KINDS:
-        raise UsageError(f"--kind must be one of {', '.join(KINDS)}")
-    _print_entries(_store(profile).entries([kind] if kind else None), json_out)
+    _print_entries(listed(kind, profile), json_out)
 
 
 @app.command("search")
@@ -69,7 +57,9 @@ def search(
     json_out: Json = False,
 ) -> None:
     """Search memories the way the recall tool does."""
-    _print_entries(_store(profile).recall(query, None, k), json_out)
+    from butler_cli.app.memories import search as found
+
+    _print_entries(found(query, k, profile), json_out)
 
 
 @app.command("add")
@@ -81,14 +71,9 @@ def add(
     profile: Profile = None,
 ) -> None:
     """Remember a fact (semantic). It joins the prompt from the next session on."""
-    from butler_cli.core.errors import UsageError
-    from butler_cli.memory.entries import coerce_importance
+    from butler_cli.app.memories import add as remember
 
-    try:
-        meta = {"importance": coerce_importance(importance), "source": "cli"}
-        entry = _store(profile).remember(text.strip(), "semantic", meta)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
+    entry = remember(text, importance, profile)
     print(f"Remembered as {entry.id} (importance {entry.importance}).")
 
 
@@ -100,25 +85,28 @@ def forget(
     profile: Profile = None,
 ) -> None:
     """Forget one memory by id, or --all of them (asks first)."""
+    from butler_cli.app import memories
     from butler_cli.core.errors import UsageError
-    from butler_cli.memory.store import UnknownMemory
 
-    store = _store(profile)
     if all_ == (entry_id is not None):
         raise UsageError("give one memory ID, or --all")
     if entry_id is not None:
-        if not store.forget(entry_id):
-            raise UnknownMemory(f"no memory {entry_id} in profile {store.profile}")
+        memories.forget(entry_id, profile)
         print(f"Forgot {entry_id}.")
         return
-    count = store.count()
-    if not yes:
+
+    def confirm(name: str, count: int) -> bool:
+        if yes:
+            return True
         if not sys.stdin.isatty():
             raise UsageError("forget --all asks first; with no terminal, add --yes")
-        if not typer.confirm(f"Forget all {count} memories of profile {store.profile}?"):
-            print("Nothing was forgotten.")
-            raise typer.Exit(ExitCode.FAILED)
-    print(f"Forgot {store.clear()} memories.")
+        return typer.confirm(f"Forget all {count} memories of profile {name}?")
+
+    gone = memories.forget_all(profile, confirm)
+    if gone is None:
+        print("Nothing was forgotten.")
+        raise typer.Exit(ExitCode.FAILED)
+    print(f"Forgot {gone} memories.")
 
 
 @app.command("export")
@@ -127,13 +115,12 @@ def export(
     profile: Profile = None,
 ) -> None:
     """Print the profile's memory: JSON (for `import`) or Markdown (to read)."""
+    from butler_cli.app.memories import export as exported
     from butler_cli.core.errors import UsageError
-    from butler_cli.memory.transfer import export_json, export_markdown
 
     if fmt not in ("json", "md"):
         raise UsageError("--format must be json or md")
-    store = _store(profile)
-    print(export_json(store) if fmt == "json" else export_markdown(store))
+    print(exported(profile, markdown=fmt == "md"))
 
 
 @app.command("import")
@@ -142,26 +129,19 @@ def import_(
     profile: Profile = None,
 ) -> None:
     """Add the memories of an export. A malformed file is refused whole: nothing is added."""
-    from pathlib import Path
+    from butler_cli.app.memories import import_file
 
-    from butler_cli.core.errors import UsageError
-    from butler_cli.memory.transfer import import_entries, parse_export
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from exc
-    entries = parse_export(text, path)
-    added, skipped = import_entries(_store(profile), entries)
+    added, skipped = import_file(path, profile)
     print(f"Imported {added} memories ({skipped} already there).")
 
 
 @app.command("show-block")
 def show_block(profile: Profile = None) -> None:
     """The frozen memory block as the next session will send it (controls shown, not run)."""
+    from butler_cli.app.memories import block
     from butler_cli.ui.text import visible
 
-    print(visible(_store(profile).block(), lines=True))
+    print(visible(block(profile), lines=True))
 
 
 @app.command("consolidate")
@@ -171,12 +151,9 @@ def consolidate(
 ) -> None:
     """Fold older captured turns into one remembered profile, using the model as summarizer.
     A failure changes nothing."""
-    from butler_cli.app.butler import Butler
-    from butler_cli.app.options import RunOptions
-    from butler_cli.memory.capture import consolidate as run
+    from butler_cli.app.memories import consolidate as fold
 
-    butler = Butler.build(RunOptions(model=model, profile=profile))
-    done = run(butler.memory, butler.summarize)
+    done = fold(model, profile)
     if done is None:
         print("Nothing to consolidate.")
     else:
