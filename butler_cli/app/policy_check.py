@@ -10,6 +10,7 @@ from typing import Any
 from butler_cli.app.inventory import offline_toolsets
 from butler_cli.app.options import RunOptions
 from butler_cli.core.errors import UsageError
+from butler_cli.core.gate import default_title
 from butler_cli.core.toolsets import Toolbox
 from butler_cli.core.verdicts import Verdict
 from butler_cli.policy.loader import LoadedPolicy
@@ -85,3 +86,56 @@ def read_cases(path: str) -> list[dict[str, Any]]:
                 '"allow"|"approve"|"refuse"|"benign"}'
             )
     return list(cases)
+
+
+@dataclass(frozen=True)
+class CallVerdict:
+    """What the policy says about one call (`butler policy check`): ``benign`` when no
+    verdict is asked for, else allow / approve / refuse, and the reason."""
+
+    tool: str
+    verdict: str
+    reason: str
+
+
+def check_call(tool: str, args_json: str, opts: RunOptions) -> CallVerdict:
+    """The verdict for ``tool`` called with ``args_json`` (a JSON object), nothing run."""
+    checker = Checker.build(opts)
+    verdict = checker.verdict(tool, parse_args_json(args_json))
+    if verdict is None:
+        return CallVerdict(tool, "benign", "benign tool: runs without a verdict")
+    return CallVerdict(tool, verdict.decision, verdict.reason)
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A case whose verdict was not the one expected."""
+
+    number: int  # from 1, in the file's order
+    title: str  # the call as an approval would name it
+    expected: str
+    got: str
+    reason: str  # the verdict's reason; "" for a benign tool or none given
+
+
+@dataclass(frozen=True)
+class Replay:
+    cases: int
+    misses: list[Miss]
+    policy: str  # the spec of the policy the cases were replayed against
+
+
+def replay(cases_file: str, opts: RunOptions) -> Replay:
+    """Every case of ``cases_file`` (see :func:`read_cases`) asked of the policy; the ones that
+    got another verdict than expected."""
+    cases = read_cases(cases_file)
+    checker = Checker.build(opts)
+    misses = []
+    for i, case in enumerate(cases, start=1):
+        args = case.get("args", {})
+        verdict = checker.verdict(case["tool"], args)
+        got = "benign" if verdict is None else verdict.decision
+        if got != case["expect"]:
+            why = verdict.reason if verdict is not None else ""
+            misses.append(Miss(i, default_title(case["tool"], args), case["expect"], got, why))
+    return Replay(len(cases), misses, checker.policy.spec)

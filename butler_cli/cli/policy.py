@@ -15,9 +15,14 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-#: `policy check`'s exit code for each verdict, as the README gives them: 0, 3 (as a run that
-#: parks), 4.
-_CODES = {"allow": ExitCode.OK, "approve": ExitCode.PARKED, "refuse": ExitCode.LIMIT}
+#: `policy check`'s exit code for each verdict, as the README gives them: 0 (a benign tool too),
+#: 3 (as a run that parks), 4.
+_CODES = {
+    "benign": ExitCode.OK,
+    "allow": ExitCode.OK,
+    "approve": ExitCode.PARKED,
+    "refuse": ExitCode.LIMIT,
+}
 
 
 @app.command("list")
@@ -54,22 +59,16 @@ def check(
     """The verdict for one call and the reason (the rule that decided), without running it.
     Exit 0 allow, 3 approve, 4 refuse."""
     from butler_cli.app.options import RunOptions
-    from butler_cli.app.policy_check import Checker, parse_args_json
+    from butler_cli.app.policy_check import check_call
     from butler_cli.cli import render
 
-    checker = Checker.build(RunOptions(policy=policy, policy_file=policy_file))
-    verdict = checker.verdict(tool, parse_args_json(args))
-    if verdict is None:
-        out = {"tool": tool, "verdict": "benign", "reason": "benign tool: runs without a verdict"}
-        code = ExitCode.OK
-    else:
-        out = {"tool": tool, "verdict": verdict.decision, "reason": verdict.reason}
-        code = _CODES[verdict.decision]
+    found = check_call(tool, args, RunOptions(policy=policy, policy_file=policy_file))
+    out = {"tool": found.tool, "verdict": found.verdict, "reason": found.reason}
     if json_out:
         render.print_json(out)
     else:
-        print(f"{out['verdict']}: {out['reason']}")
-    raise typer.Exit(code)
+        print(f"{found.verdict}: {found.reason}")
+    raise typer.Exit(_CODES[found.verdict])
 
 
 @app.command("test")
@@ -84,20 +83,11 @@ def test(
     """Replay cases against the policy and report every mismatch. Exit 0 when all pass, 1 when
     any does not."""
     from butler_cli.app.options import RunOptions
-    from butler_cli.app.policy_check import Checker, read_cases
-    from butler_cli.core.gate import default_title
+    from butler_cli.app.policy_check import replay
 
-    cases = read_cases(cases_file)
-    checker = Checker.build(RunOptions(policy=policy, policy_file=policy_file))
-    misses = 0
-    for i, case in enumerate(cases, start=1):
-        args = case.get("args", {})
-        verdict = checker.verdict(case["tool"], args)
-        got = "benign" if verdict is None else verdict.decision
-        if got != case["expect"]:
-            misses += 1
-            why = f" ({verdict.reason})" if verdict is not None and verdict.reason else ""
-            title = default_title(case["tool"], args)
-            print(f"case {i}: {title}: expected {case['expect']}, got {got}{why}")
-    print(f"{len(cases)} cases, {misses} mismatches — policy {checker.policy.spec}")
-    raise typer.Exit(ExitCode.FAILED if misses else ExitCode.OK)
+    done = replay(cases_file, RunOptions(policy=policy, policy_file=policy_file))
+    for miss in done.misses:
+        why = f" ({miss.reason})" if miss.reason else ""
+        print(f"case {miss.number}: {miss.title}: expected {miss.expected}, got {miss.got}{why}")
+    print(f"{done.cases} cases, {len(done.misses)} mismatches — policy {done.policy}")
+    raise typer.Exit(ExitCode.FAILED if done.misses else ExitCode.OK)
