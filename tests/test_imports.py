@@ -6,6 +6,7 @@ listed file by file, which may shrink and must never grow."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -144,6 +145,20 @@ def test_cli_imports_nothing_below_app_but_core() -> None:
         if f not in DEBT.get((src, dst), set())
     }
     assert below == set()
+
+
+def test_the_architecture_page_draws_these_levels() -> None:
+    """docs/architecture.md draws what the imports show: each folder on its level's line."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn = {}
+    for line in page.splitlines():
+        found = re.match(r"\s*level (\d)\s+(.*)", line)
+        if found:
+            drawing = re.sub("[│╱╲]", " ", found.group(2)).strip()
+            names = re.split(r"\s{2,}", drawing)[0]  # the folders, then what they do
+            drawn.update({name: int(found.group(1)) for name in re.findall(r"[a-z_]+", names)})
+    folders = {name: level for name, level in LEVEL.items() if name.isidentifier()}
+    assert drawn == {k: v for k, v in folders.items() if not k.startswith("__") and k != "demo"}
 
 
 def test_core_imports_nothing_of_the_butler_but_core() -> None:
