@@ -37,7 +37,22 @@ def change_preview(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
             return lines
     except ValueError as exc:  # an unusable path: the call itself will be refused
         return [f"(no preview: {exc})"]
+    except OSError as exc:  # a name too long, a folder that cannot be read: still shown
+        return [f"(no preview: {exc.strerror or exc})"]
     return []
+
+
+def preview_paths(tool: str, args: dict[str, Any], cwd: str) -> list[Path]:
+    """The files :func:`change_preview` reads for this call (resolved as it resolves them):
+    a rendered preview is old once one of them changes."""
+    names = {"write_file": ("path",), "delete_file": ("path",), "move_path": ("src", "dst")}
+    paths = []
+    for name in names.get(tool, ()):
+        try:
+            paths.append(resolve(Path(cwd), args.get(name)))
+        except ValueError:
+            continue
+    return paths
 
 
 def _read(path: Path) -> str | None:

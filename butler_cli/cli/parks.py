@@ -38,11 +38,12 @@ def show(
 ) -> None:
     """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""
     from butler_cli.app.decisions import load_park
+    from butler_cli.app.parks import pending_approval
     from butler_cli.cli import render
     from butler_cli.cli.views import park_details
 
     state = load_park(park_id)
-    if json_out:
+    if json_out:  # the exact arguments, as the park keeps them
         render.print_json(state.model_dump(mode="json"))
     else:
-        park_details(render.out(), state)
+        park_details(render.out(), state, pending_approval(state))

@@ -115,6 +115,7 @@ def _ask(state: ParkState, note: str | None) -> RoundAnswer:
     import click
 
     from butler_cli.app.decisions import RoundAnswer
+    from butler_cli.app.parks import pending_approval
     from butler_cli.cli.render import out
     from butler_cli.core.park import Decision
     from butler_cli.ui.approval import panel
@@ -131,10 +132,11 @@ def _ask(state: ParkState, note: str | None) -> RoundAnswer:
         text = typer.prompt("Note for the model (optional)", default="", show_default=False)
         return text.strip() or None
 
-    asked = [a.call_id for a in state.approvals]
+    view = pending_approval(state)
+    asked = [c.call_id for c in view.calls]
     try:
         for cid in asked:
-            page(console, read_line, panel(state, whole=True, call_id=cid))
+            page(console, read_line, panel(view, whole=True, call_id=cid))
         if len(asked) > 1:
             question = f"Approve all {len(asked)} actions shown? [y/n/e = each in turn]"
             while True:
@@ -148,7 +150,7 @@ def _ask(state: ParkState, note: str | None) -> RoundAnswer:
         each: dict[str, Decision] = {}
         for number, cid in enumerate(asked, 1):
             if len(asked) > 1:
-                page(console, read_line, panel(state, whole=True, call_id=cid))
+                page(console, read_line, panel(view, whole=True, call_id=cid))
             which = f" (action {number} of {len(asked)})" if len(asked) > 1 else ""
             while True:
                 answer = typer.prompt(f"Approve{which}? [y/n]", default="", show_default=False)

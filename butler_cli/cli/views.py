@@ -1,49 +1,56 @@
-"""Views of one park: what a person sees before deciding, and `butler show`."""
+"""``butler show``: one park in text, its waiting calls rendered from the park's one view
+(``app.parks.PendingApproval``) — every call of the round that needs a person, each with its
+arguments (masked) and the change it makes, as plain ``-``/``+`` lines, never cropped."""
 
 from __future__ import annotations
 
 from rich.console import Console
 
-from butler_cli.app.preview import change_preview
+from butler_cli.app.parks import PendingApproval
 from butler_cli.core.park import ParkState
-from butler_cli.tools.redact import redact
 from butler_cli.ui.approval import diff_style
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json
 
 
-def approval_panel(console: Console, state: ParkState) -> None:
-    """The parked action as a person should see it before deciding: tool, title, reason, args.
-    Every model-chosen value is neutralised; lines are long, never cut (the terminal wraps)."""
-    args = pretty_json(redact(state.approved_arguments()))
-    console.print(f"[bold]Park {state.id}[/bold] — task: {escape(state.context.task)}")
-    console.print(f"  tool:   {escape(state.approval.tool)}")
-    console.print(f"  action: {escape(state.approval.title)}")
-    console.print(f"  why:    {escape(state.approval.reason)}")
-    console.print("  arguments:")
-    for line in args.splitlines():
-        console.print(f"    {escape(line, lines=True)}")
-    change = change_preview(state.approval.tool, state.approved_arguments(), state.context.cwd)
-    if change:
-        console.print("  change:")
-        for line in change:
-            console.print(f"    {escape(line)}", style=diff_style(line), highlight=False)
+def waiting_calls(console: Console, view: PendingApproval) -> None:
+    """Every call the park asks a person about, in the model's order. Every model-chosen
+    value is neutralised; lines are long, never cut (the terminal wraps)."""
+    console.print(f"[bold]Park {view.id}[/bold] — task: {escape(view.task)}")
+    count = len(view.calls)
+    for number, call in enumerate(view.calls, 1):
+        if count > 1:
+            console.print(f"  [bold]action {number} of {count}[/bold]")
+        console.print(f"  tool:   {escape(call.tool)}")
+        console.print(f"  action: {escape(call.title)}")
+        console.print(f"  why:    {escape(call.reason)}")
+        console.print("  arguments:")
+        for line in pretty_json(call.arguments).splitlines():
+            console.print(f"    {escape(line, lines=True)}")
+        if call.preview:
+            console.print("  change:")
+            for line in call.preview:
+                console.print(f"    {escape(line)}", style=diff_style(line), highlight=False)
 
 
-def park_details(console: Console, state: ParkState) -> None:
+def park_details(console: Console, state: ParkState, view: PendingApproval) -> None:
     """``butler show``: the whole park in text."""
-    approval_panel(console, state)
-    console.print(f"  status: {state.status}   created: {state.created_at}")
-    console.print(
-        f"  model:  {escape(state.context.model)}   policy: {escape(state.context.policy)}"
-    )
-    if state.parent:
-        console.print(f"  continues park {state.parent}")
+    waiting_calls(console, view)
+    console.print(f"  status: {view.status}   created: {view.created_at}")
+    console.print(f"  model:  {escape(view.model)}   policy: {escape(view.policy)}")
+    if view.parent:
+        console.print(f"  continues park {view.parent}")
     if state.decision is not None:
-        word = "approved" if state.decision.approved else "denied"
-        note = f" — {escape(state.decision.note)}" if state.decision.note else ""
-        console.print(f"  decision: {word} at {state.decided_at}{note}")
+        decided = state.decided_calls()
+        for call in view.calls:
+            decision = decided.get(call.call_id)
+            if decision is None:
+                continue
+            word = "approved" if decision.approved else "denied"
+            note = f" — {escape(decision.note)}" if decision.note else ""
+            which = f" {escape(call.title)}" if len(view.calls) > 1 else ""
+            console.print(f"  decision:{which} {word} at {state.decided_at}{note}")
     console.print("  calls in the parked round:")
     for row in call_rows(state, 200):
         console.print(f"    {escape(f'[{row.verdict}]')} {escape(row.title)}{escape(row.outcome)}")

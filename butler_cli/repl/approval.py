@@ -6,8 +6,9 @@ always allow this here (a kept approval, ``butler grants``; never offered for a 
 asks about every time). Enter alone repeats the question; Ctrl-C or
 end of input means "later": nothing runs, nothing is lost.
 
-What the panel shows can be neither spoofed nor cut (``butler_cli.ui.approval``), and a panel
-taller than the screen is paged (``butler_cli.ui.pager``).
+Every call is shown from the park's one view (``app.parks.pending_approval``, built once per
+question); what the panel shows can be neither spoofed nor cut (``butler_cli.ui.approval``),
+and a panel taller than the screen is paged (``butler_cli.ui.pager``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from butler_cli.app.chat import Answer
+from butler_cli.app.parks import PendingApproval, pending_approval
 from butler_cli.core.grants import Grant
 from butler_cli.core.park import ParkState
 from butler_cli.ui.approval import fold, panel
@@ -34,14 +36,14 @@ ReadLine = Callable[[str], str]
 def show(
     console: Console,
     read_line: ReadLine,
-    state: ParkState,
+    view: PendingApproval,
     *,
     whole: bool = False,
     call_id: str | None = None,
 ) -> None:
     """One asked call's panel (the first when none is named), a screenful at a time when it
     is taller than the screen."""
-    page(console, read_line, panel(state, whole=whole, call_id=call_id))
+    page(console, read_line, panel(view, whole=whole, call_id=call_id))
 
 
 def _choices(widen: dict[str, str], keepable: bool) -> tuple[str, str]:
@@ -54,23 +56,19 @@ def _choices(widen: dict[str, str], keepable: bool) -> tuple[str, str]:
     return keys, text
 
 
-def _widen_of(state: ParkState, call_id: str) -> dict[str, str]:
-    verdict = state.verdicts.get(call_id)
-    return dict(verdict.widen) if verdict is not None else {}
-
-
 def ask(
     console: Console, read_line: ReadLine, state: ParkState
 ) -> Answer | dict[str, Answer] | None:
     """Show every call the round waits on and ask until a real answer; None means "later".
     One call: its answer. Several: each is shown first, then "all of them" (every one was
     seen) or "no", or each in turn with every choice — an answer per call."""
-    asked = [a.call_id for a in state.approvals]
+    view = pending_approval(state)
+    asked = [c.call_id for c in view.calls]
     if len(asked) == 1:
-        return _ask_one(console, read_line, state, asked[0])
+        return _ask_one(console, read_line, state, view, asked[0])
     try:
         for cid in asked:
-            show(console, read_line, state, call_id=cid)
+            show(console, read_line, view, call_id=cid)
         while True:
             choice = read_line(f"Approve all {len(asked)} actions shown? [y/n/e/l] ")
             choice = choice.strip().lower()
@@ -84,7 +82,7 @@ def ask(
             if choice in ("e", "each"):
                 answers: dict[str, Answer] = {}
                 for cid in asked:
-                    answer = _ask_one(console, read_line, state, cid)
+                    answer = _ask_one(console, read_line, state, view, cid)
                     if answer is None:
                         return None
                     answers[cid] = answer
@@ -100,18 +98,17 @@ def ask(
 
 
 def _ask_one(
-    console: Console, read_line: ReadLine, state: ParkState, call_id: str
+    console: Console, read_line: ReadLine, state: ParkState, view: PendingApproval, call_id: str
 ) -> Answer | None:
-    """Show one asked call and ask until a real answer; None means "later"."""
+    """Show one asked call and ask until a real answer; None means "later". What is shown
+    comes from ``view``; what a grant holds, from the park's exact call (``state``)."""
     from butler_cli.app.approvals import exact_grant
-    from butler_cli.app.approvals import keepable as may_keep
 
-    tool = next(a.tool for a in state.approvals if a.call_id == call_id)
-    widen = _widen_of(state, call_id)
-    keepable = may_keep(state, call_id)
+    asked = view.call(call_id)
+    tool, widen, keepable = asked.tool, asked.widen, asked.keepable
     keys, choices = _choices(widen, keepable)
     try:
-        show(console, read_line, state, call_id=call_id)
+        show(console, read_line, view, call_id=call_id)
         console.print(escape(choices), soft_wrap=False)  # wrapped between words
         while True:
             choice = read_line(f"Approve? [{keys}] ").strip().lower()
@@ -142,7 +139,7 @@ def _ask_one(
             if choice in ("l", "later"):
                 break
             if choice in ("d", "details"):
-                show(console, read_line, state, whole=True, call_id=call_id)
+                show(console, read_line, view, whole=True, call_id=call_id)
             elif choice:
                 console.print(escape(f"'{choice}' is not a choice — {choices}"))
     except (KeyboardInterrupt, EOFError):

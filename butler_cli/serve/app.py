@@ -33,7 +33,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from butler_cli.serve import data, pages
-from butler_cli.serve.decide import Decider
+from butler_cli.serve.decide import Decider, each_call
 from butler_cli.serve.fresh import Fresh
 from butler_cli.serve.static import FAVICON_SVG, INBOX_CSS, INBOX_JS
 
@@ -206,15 +206,19 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
                 status_code=403,
             )
         choice = str(form.get("decision") or "")
-        if choice not in ("approve", "deny", "keep"):
+        if choice not in ("approve", "deny", "keep", "each"):
             return JSONResponse(
-                {"ok": False, "message": "decision must be approve, deny or keep"},
+                {"ok": False, "message": "decision must be approve, deny, keep or each"},
                 status_code=400,
             )
         note = str(form.get("note") or "").strip() or None
         pid = str(request.path_params["park_id"])
         approved = choice in ("approve", "keep")
-        answer = await run_in_threadpool(decider.submit, pid, approved, note, choice == "keep")
+        # "each": the call:<id> fields as marked; a call left unmarked is denied (R1)
+        each = each_call(form.multi_items(), note) if choice == "each" else None
+        answer = await run_in_threadpool(
+            decider.submit, pid, approved, note, choice == "keep", each
+        )
         body = {"ok": answer.ok, "message": answer.message, "status": answer.status}
         return JSONResponse(body, status_code=200 if answer.ok else 409)
 

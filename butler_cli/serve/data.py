@@ -1,8 +1,9 @@
-"""What the inbox shows, read from the home: parks waiting (with every argument), recent
+"""What the inbox shows, read from the home: parks waiting (each as its one view,
+``app.parks.PendingApproval``: every call, every argument masked, every preview), recent
 outcomes, schedules, and one park's audit trail. Pure reading; nothing here decides.
 
-Every model-chosen value leaves here already neutralised with the terminal's neutraliser
-(``ui.text.visible``) and masked (``redact``); the page HTML-escapes it on top.
+A waiting park's view is masked here; the page neutralises every value with the terminal's
+neutraliser (``ui.text.visible``) and HTML-escapes it on top (``serve.pages``).
 """
 
 from __future__ import annotations
@@ -13,30 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from butler_cli.app.parks import PendingApproval, pending_approval
 from butler_cli.core.errors import ParkError, ParkNotFound
+from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run, ScheduleStore
 from butler_cli.store.audit import AUDIT_FILE
 from butler_cli.store.ledger import DecisionLedger
 from butler_cli.store.parks import ID_ALPHABET, ID_LENGTH, ParkStore
-from butler_cli.tools.redact import redact
-from butler_cli.ui.text import pretty_json, visible
 
 _ALPHABET = set(ID_ALPHABET)
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """One park waiting for a decision, as a person must see it before deciding."""
-
-    id: str
-    created_at: str
-    task: str
-    tool: str
-    title: str
-    reason: str
-    arguments: str  # pretty JSON, masked and neutralised, whole
-    #: "Always allow here" is offered (the policy does not ask about this call every time)
-    keepable: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,13 +42,20 @@ def _active_ids(store: ParkStore) -> list[str]:
 
 #: A park file read once is not read again while its inode, size and time stay the same (a
 #: park file is replaced whole, by a rename, on every change): the page refreshes cheaply.
-_seen: dict[tuple[str, int, int, int], Waiting | None] = {}
+#: What is kept is the verified park, never its view: a view's previews are computed afresh
+#: at every render (see :func:`waiting`).
+_seen: dict[tuple[str, int, int, int], ParkState | None] = {}
+
+#: The files the last render's previews read, per home: part of the page's version, so a
+#: rendered page is rendered again once a file a preview shows changes (:func:`signature`).
+_watched: dict[str, tuple[str, ...]] = {}
 
 
-def waiting(home: Path) -> tuple[list[Waiting], list[Problem]]:
-    """Pending parks, newest first, and the park files that could not be read (named)."""
+def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
+    """Pending parks as their one view (``app.parks``), newest first, previews computed now
+    against the files as they are; and the park files that could not be read (named)."""
     store = ParkStore(home)
-    rows: list[Waiting] = []
+    rows: list[PendingApproval] = []
     problems: list[Problem] = []
     for pid in _active_ids(store):
         path = store.active_path(pid)
@@ -72,61 +65,37 @@ def waiting(home: Path) -> tuple[list[Waiting], list[Problem]]:
             continue  # decided and moved away meanwhile
         key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
         if key in _seen:
-            row = _seen[key]
+            state = _seen[key]
         else:
             try:
-                row = _read(store, pid)
+                state = _read(store, pid)
             except (ParkError, ParkNotFound) as exc:
                 problems.append(Problem(str(path), exc.message))
                 continue
-            except (KeyError, TypeError) as exc:
-                problems.append(Problem(str(path), f"corrupt (missing {exc})"))
-                continue
             if len(_seen) > 20_000:
                 _seen.clear()
-            _seen[key] = row
-        if row is not None:
-            rows.append(row)
+            _seen[key] = state
+        if state is not None:
+            rows.append(pending_approval(state))
     rows.sort(key=lambda w: (w.created_at, w.id), reverse=True)
+    _watched[str(home)] = tuple(sorted({f for w in rows for c in w.calls for f in c.watched}))
     return rows, problems
 
 
-def _read(store: ParkStore, pid: str) -> Waiting | None:
-    """The park as the page shows it (verified, masked, neutralised); None unless pending."""
+def _read(store: ParkStore, pid: str) -> ParkState | None:
+    """The park, read and verified; None unless it is pending."""
     raw = store.read_raw(pid)
-    if raw["status"] != "pending":
+    if raw.get("status") != "pending":
         return None
-    asked = raw.get("approvals") or [raw["approval"]]
-    args_of = {call["id"]: dict(call["input"]) for call in raw["calls"]}
-    first = asked[0]
-    if len(asked) == 1:
-        title, tool, reason = first["title"], first["tool"], first["reason"]
-        arguments = pretty_json(redact(args_of.get(first["call_id"], {})))
-    else:  # a round decided whole: every action it waits on is on the card (issue 22)
-        title = f"{len(asked)} actions: " + " · ".join(a["title"] for a in asked)
-        tool = ", ".join(a["tool"] for a in asked)
-        reason = " · ".join(a["reason"] for a in asked)
-        each = [{"tool": a["tool"], "arguments": args_of.get(a["call_id"], {})} for a in asked]
-        arguments = pretty_json(redact(each))
-    return Waiting(
-        id=pid,
-        created_at=raw["created_at"],
-        task=visible(raw["context"]["task"]),
-        tool=visible(tool),
-        title=visible(title),
-        reason=visible(reason),
-        arguments=arguments,
-        keepable=len(asked) == 1 and _keepable(raw, first["call_id"]),
-    )
+    return store.state_of(pid, raw)
 
 
-def _keepable(raw: dict[str, Any], call_id: str) -> bool:
-    verdict = raw.get("verdicts", {}).get(call_id)
-    return (
-        isinstance(verdict, dict)
-        and verdict.get("decision") == "approve"
-        and verdict.get("ask_always") is not True
-    )
+def _stamp(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path}:-"
+    return f"{path}:{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
 
 
 def signature(home: Path) -> str:
@@ -136,6 +105,7 @@ def signature(home: Path) -> str:
     if folder.is_dir():
         with os.scandir(folder) as it:
             parts.extend(f"{e.name}:{e.stat().st_mtime_ns}" for e in it if e.name.endswith(".json"))
+    parts.extend(_stamp(f) for f in _watched.get(str(home), ()))  # what the previews read
     for name in ("schedule.db", "schedule.db-wal"):
         try:
             st = (home / name).stat()

@@ -11,27 +11,50 @@ the task ends.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.report import TaskReport
 from butler_cli.core.errors import DECIDED, TAMPERED, ButlerError, ParkError
 from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import ScheduleStore
 
+if TYPE_CHECKING:
+    from butler_cli.core.park import Decision
+
 #: How long a request waits for the task to end before answering "continuing".
 ANSWER_WITHIN = 3.0
 
 
 def decide_and_continue(
-    park_id: str, approved: bool | None, note: str | None, keep: bool = False
+    park_id: str,
+    approved: bool | None,
+    note: str | None,
+    keep: bool = False,
+    each: Mapping[str, Decision] | None = None,
 ) -> TaskReport:
     """Record the decision exactly once and continue the task (None: recover a decided park);
-    ``keep``: "Always allow here" (see ``resume_park``)."""
+    ``keep``: "Always allow here"; ``each``: the decision on each call named (see
+    ``resume_park``)."""
     from butler_cli.app.butler import resume_park
     from butler_cli.app.options import RunOptions
 
-    return resume_park(park_id, approved, note, RunOptions(), keep=keep)
+    return resume_park(park_id, approved, note, RunOptions(), keep=keep, each=each)
+
+
+def each_call(fields: Iterable[tuple[str, Any]], note: str | None) -> dict[str, Decision]:
+    """The card's per-call marks (``call:<id>`` = approve | deny) as decisions; the note
+    goes with each denial. Anything else marked is a denial too (fail closed)."""
+    from butler_cli.core.park import Decision
+
+    marks = {}
+    for name, value in fields:
+        if name.startswith("call:"):
+            approved = value == "approve"
+            marks[name[5:]] = Decision(approved=approved, note=None if approved else note)
+    return marks
 
 
 @dataclass
@@ -55,7 +78,12 @@ class Decider:
             return sorted(set(self._running.values()))
 
     def submit(
-        self, park_id: str, approved: bool | None, note: str | None, keep: bool = False
+        self,
+        park_id: str,
+        approved: bool | None,
+        note: str | None,
+        keep: bool = False,
+        each: Mapping[str, Decision] | None = None,
     ) -> Answer:
         """Start the decision; wait a little for its outcome; say what happened."""
         answer: list[Answer] = []
@@ -63,7 +91,7 @@ class Decider:
 
         def work() -> None:
             try:
-                answer.append(self._decide(park_id, approved, note, keep))
+                answer.append(self._decide(park_id, approved, note, keep, each))
             finally:
                 finished.set()
                 with self._lock:
@@ -75,7 +103,7 @@ class Decider:
         thread.start()
         if finished.wait(ANSWER_WITHIN) and answer:
             return answer[0]
-        word = "approved" if approved else "denied"
+        word = "decided" if each else "approved" if approved else "denied"
         return Answer(
             True,
             f"park {park_id} {word}; the task continues here and its outcome "
@@ -83,10 +111,15 @@ class Decider:
         )
 
     def _decide(
-        self, park_id: str, approved: bool | None, note: str | None, keep: bool = False
+        self,
+        park_id: str,
+        approved: bool | None,
+        note: str | None,
+        keep: bool = False,
+        each: Mapping[str, Decision] | None = None,
     ) -> Answer:
         try:
-            report = decide_and_continue(park_id, approved, note, keep)
+            report = decide_and_continue(park_id, approved, note, keep, each)
         except ParkError as exc:
             return Answer(False, _refusal(park_id, exc))
         except ButlerError as exc:
@@ -95,7 +128,15 @@ class Decider:
             self._record(park_id, "failed", error=f"{type(exc).__name__}: {exc}")
             return Answer(False, f"park {park_id}: the task failed: {exc}")
         self._record(park_id, report.status, report)
-        word = "approved" if approved else "denied" if approved is False else "recovered"
+        word = (
+            _marked(each)
+            if each
+            else "approved"
+            if approved
+            else "denied"
+            if approved is False
+            else "recovered"
+        )
         what = {
             "done": "is done",
             "parked": f"parked again ({report.park_id})",
@@ -127,6 +168,12 @@ class Decider:
                 return
             for t in threads:
                 t.join()
+
+
+def _marked(each: Mapping[str, Decision]) -> str:
+    """What a person decided call by call, in a few words."""
+    yes = sum(1 for d in each.values() if d.approved)
+    return f"decided ({yes} approved, {len(each) - yes} denied as marked)"
 
 
 def _refusal(park_id: str, exc: ParkError) -> str:

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from butler_cli.app.parks import PendingApproval, PendingCall, pending_approval
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run
-from butler_cli.serve.data import Problem, Waiting
-from butler_cli.tools.redact import redact
+from butler_cli.serve.data import Problem
 from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json, visible
 
@@ -81,24 +81,87 @@ def layout(title: str, keys: Keys, body: str) -> str:
     )
 
 
-def park_card(w: Waiting, keys: Keys) -> str:
+def change_block(preview: Sequence[str]) -> str:
+    """A call's change as plain ``-``/``+`` lines, each neutralised and escaped, none cut: a
+    long one scrolls in its block, which folds away (``details``) and is open to begin with."""
+    if not preview:
+        return ""
+    rows = []
+    for line in preview:
+        kind = "" if line.startswith(("+++", "---")) else _DIFF_CLASS.get(line[:1], "")
+        text = v(line)
+        rows.append(f"<span class='{kind}'>{text}</span>" if kind else text)
+    return (
+        f"<details class='change' open><summary>change ({len(preview)} lines)</summary>"
+        f"<pre class='change'>{chr(10).join(rows)}</pre></details>"
+    )
+
+
+_DIFF_CLASS = {"-": "del", "+": "add"}
+
+
+def call_part(view: PendingApproval, call: PendingCall, form: str | None) -> str:
+    """One call of a parked round: what it is, its arguments (masked) and its change; in a
+    round of several, the person's approve/deny for it (sent with the ``form`` named)."""
+    count = len(view.calls)
+    choice = ""
+    head = ""
+    if count > 1:
+        head = (
+            f"<h4 class='call-title'>action {view.number(call.call_id)} of {count}: "
+            f"{v(call.title)}</h4>"
+        )
+    if count > 1 and form is not None:
+        name = h(f"call:{call.call_id}")
+        choice = (
+            "<p class='each'>"
+            f"<label><input type='radio' form='{form}' name='{name}' value='approve'> approve"
+            f"</label> <label><input type='radio' form='{form}' name='{name}' value='deny'>"
+            " deny</label></p>"
+        )
+    return (
+        f"<section class='call' data-call='{h(call.call_id)}'>{head}"
+        f"<p class='meta'>tool: <span class='tool'>{v(call.tool)}</span>\n"
+        f"why: <span class='reason'>{v(call.reason)}</span></p>"
+        f"<pre class='arguments'>{h(pretty_json(call.arguments))}</pre>"
+        f"{change_block(call.preview)}{choice}</section>"
+    )
+
+
+def park_card(w: PendingApproval, keys: Keys) -> str:
+    """A waiting park, rendered from its one view: every call of the round together, each
+    with its change. One call: Approve or Deny (or keep). Several: all at once, or each as
+    marked (an unmarked one is denied: R1)."""
+    form = f"decide-{w.id}"
+    many = len(w.calls) > 1
+    title = (
+        f"{len(w.calls)} actions: " + " · ".join(c.title for c in w.calls)
+        if many
+        else w.calls[0].title
+    )
+    buttons = (
+        "<button type='submit' name='decision' value='approve' class='approve'>"
+        f"Approve all {len(w.calls)}</button>"
+        "<button type='submit' name='decision' value='deny' class='deny'>Deny all</button>"
+        "<button type='submit' name='decision' value='each' class='each'>"
+        "Decide as marked</button>"
+        if many
+        else "<button type='submit' name='decision' value='approve' class='approve'>Approve"
+        "</button><button type='submit' name='decision' value='deny' class='deny'>Deny</button>"
+        f"{KEEP if w.calls[0].keepable else ''}"
+    )
     return (
         f"<article class='park' id='park-{h(w.id)}' data-id='{h(w.id)}'>"
-        f"<h3 class='title'>{h(w.title)}</h3>"
+        f"<h3 class='title'>{v(title)}</h3>"
         # One paragraph, its lines kept by CSS (white-space: pre-line): with 1,000 cards,
         # every element counts for the browser (a definition list cost it a third more).
-        f"<p class='meta'>task: <span class='task'>{h(w.task)}</span>\n"
-        f"tool: <span class='tool'>{h(w.tool)}</span>\n"
-        f"why: <span class='reason'>{h(w.reason)}</span>\n"
+        f"<p class='meta'>task: <span class='task'>{v(w.task)}</span>\n"
         f"park <a href='{keys.link(f'/park/{w.id}')}'>{h(w.id)}</a>"
         f" · parked {when(w.created_at)}</p>"
-        f"<pre class='arguments'>{h(w.arguments)}</pre>"
-        f"<form class='decide' method='post' action='/park/{h(w.id)}/decide'>"
+        f"{''.join(call_part(w, c, form) for c in w.calls)}"
+        f"<form class='decide' id='{h(form)}' method='post' action='/park/{h(w.id)}/decide'>"
         "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"
-        " maxlength='2000'>"
-        "<button type='submit' name='decision' value='approve' class='approve'>Approve</button>"
-        "<button type='submit' name='decision' value='deny' class='deny'>Deny</button>"
-        f"{KEEP if w.keepable else ''}</form></article>"
+        f" maxlength='2000'>{buttons}</form></article>"
     )
 
 
@@ -110,7 +173,7 @@ KEEP = (
 )
 
 
-def parks_part(rows: Sequence[Waiting], problems: Sequence[Problem], keys: Keys) -> str:
+def parks_part(rows: Sequence[PendingApproval], problems: Sequence[Problem], keys: Keys) -> str:
     out = [park_card(w, keys) for w in rows]
     if not rows:
         out.append("<p class='empty'>No parks awaiting a decision.</p>")
@@ -175,25 +238,29 @@ def inbox(parts: dict[str, str], keys: Keys, exposed: str | None) -> str:
 def park_page(
     state: ParkState, trail: Sequence[dict[str, Any]], ledger: Sequence[str], keys: Keys
 ) -> str:
-    """What `butler show` shows, and the park's audit trail."""
-    args = pretty_json(redact(state.approved_arguments()))
+    """What `butler show` shows — every asked call from the park's one view — and the park's
+    audit trail."""
+    view = pending_approval(state)
     rows = [
-        ("status", h(state.status)),
-        ("task", v(state.context.task)),
-        ("tool", v(state.approval.tool)),
-        ("why", v(state.approval.reason)),
-        ("created", when(state.created_at)),
-        ("model", v(state.context.model)),
-        ("policy", v(state.context.policy)),
-        ("folder", v(state.context.cwd)),
+        ("status", h(view.status)),
+        ("task", v(view.task)),
+        ("created", when(view.created_at)),
+        ("model", v(view.model)),
+        ("policy", v(view.policy)),
+        ("folder", v(view.folder)),
     ]
-    if state.parent:
-        parent = keys.link(f"/park/{state.parent}")
-        rows.append(("continues", f"<a href='{parent}'>{h(state.parent)}</a>"))
+    if view.parent:
+        parent = keys.link(f"/park/{view.parent}")
+        rows.append(("continues", f"<a href='{parent}'>{h(view.parent)}</a>"))
     if state.decision is not None:
-        word = "approved" if state.decision.approved else "denied"
-        note = f" — {v(state.decision.note)}" if state.decision.note else ""
-        rows.append(("decision", f"{word} at {when(state.decided_at)}{note}"))
+        decided = state.decided_calls()
+        for call in view.calls:
+            decision = decided.get(call.call_id)
+            if decision is not None:
+                word = "approved" if decision.approved else "denied"
+                note = f" — {v(decision.note)}" if decision.note else ""
+                which = f"{v(call.title)}: " if len(view.calls) > 1 else ""
+                rows.append(("decision", f"{which}{word} at {when(state.decided_at)}{note}"))
     calls = []
     for row in call_rows(state, 400):
         calls.append(f"<li>[{h(row.verdict)}] {v(row.title)}{v(row.outcome)}</li>")
@@ -204,10 +271,11 @@ def park_page(
         for e in trail
     ]
     dl = "".join(f"<dt>{k}</dt><dd>{val}</dd>" for k, val in rows)
+    title = view.calls[0].title if len(view.calls) == 1 else f"{len(view.calls)} actions"
+    asked = "".join(call_part(view, c, None) for c in view.calls)
     body = (
         f"<header><h1>park {h(state.id)}</h1><p><a href='{keys.link('/')}'>← inbox</a></p></header>"
-        f"<h2 class='title'>{v(state.approval.title)}</h2><dl>{dl}</dl>"
-        f"<h3>arguments</h3><pre class='arguments'>{h(args)}</pre>"
+        f"<h2 class='title'>{v(title)}</h2><dl>{dl}</dl>{asked}"
         f"<h3>calls in the parked round</h3><ul>{''.join(calls)}</ul>"
         f"<h3>audit trail</h3><table class='audit'><tr><th>when</th><th>event</th>"
         f"<th>tool</th><th>outcome</th><th>note / reason</th></tr>{''.join(audit)}</table>"

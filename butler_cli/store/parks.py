@@ -198,11 +198,14 @@ class ParkStore:
         return raw
 
     def load(self, park_id: str) -> ParkState:
+        return self.state_of(park_id, self.read_raw(park_id))
+
+    def state_of(self, park_id: str, raw: dict[str, Any]) -> ParkState:
+        """The park ``raw`` (as :meth:`read_raw` gave it) holds, validated whole."""
         from pydantic import ValidationError
 
         from butler_cli.core.park import ParkState
 
-        raw = self.read_raw(park_id)
         try:
             return ParkState.model_validate(raw)
         except ValidationError as exc:

@@ -8,12 +8,12 @@ what it hides. Shown through ``ui.pager`` when taller than the screen.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.preview import change_preview
-from butler_cli.core.park import ParkState
-from butler_cli.tools.redact import redact
 from butler_cli.ui.text import pretty_json, visible
+
+if TYPE_CHECKING:
+    from butler_cli.app.parks import PendingApproval
 
 FOLD_AT = 480
 FOLD_HEAD = 240
@@ -45,27 +45,24 @@ def fold(value: Any) -> Any:
     return value
 
 
-def panel(state: ParkState, *, whole: bool = False, call_id: str | None = None) -> Any:
-    """One asked call of the park (the first when none is named) as a rich Panel: title,
-    tool, reason, arguments (folded unless ``whole``), the change it makes. Secrets are
-    masked (``redact``) before anything reaches the screen."""
+def panel(view: PendingApproval, *, whole: bool = False, call_id: str | None = None) -> Any:
+    """One asked call of the park's view (the first when none is named) as a rich Panel:
+    title, tool, reason, arguments (folded unless ``whole``), the change it makes. The view
+    is masked already; every line is neutralised here."""
     from rich.panel import Panel
     from rich.text import Text
 
-    asked = next((a for a in state.approvals if a.call_id == call_id), state.approval)
-    number = [a.call_id for a in state.approvals].index(asked.call_id) + 1
-    arguments = state.arguments_of(asked.call_id)
-    args = redact(arguments)
+    asked = view.call(call_id)
     body = Text(overflow="fold", no_wrap=False)
     body.append(visible(asked.title), style="bold")
     body.append(f"\ntool: {visible(asked.tool)}")
     body.append(f"\nwhy:  {visible(asked.reason)}")
+    args = asked.arguments
     body.append(f"\narguments:\n{pretty_json(args if whole else fold(args))}")
-    change = change_preview(asked.tool, arguments, state.context.cwd)
-    if change:
+    if asked.preview:
         body.append("\nchange:")
-        for line in change:
+        for line in asked.preview:
             body.append(f"\n{visible(line)}", style=diff_style(line))
-    count = len(state.approvals)
-    which = f" · action {number} of {count}" if count > 1 else ""
-    return Panel(body, title=f"approval needed · park {state.id}{which}", expand=False)
+    count = len(view.calls)
+    which = f" · action {view.number(asked.call_id)} of {count}" if count > 1 else ""
+    return Panel(body, title=f"approval needed · park {view.id}{which}", expand=False)

@@ -1,0 +1,104 @@
+"""What waits for a person, as every surface learns it: one typed view of a park.
+
+:func:`pending_approval` turns a park (read and verified by its owner) into a
+:class:`PendingApproval`: the task as typed, every call of the parked round that needs a
+person — in the model's order, each with its tool, title, reason, its arguments masked
+(secret-named keys and every known secret value) and a preview of its effect
+(``app.preview``). ``butler pending`` and ``show``, the chat's and ``butler resume``'s
+question, and the inbox card render this view and nothing else: there is one place that
+decides what a call shows. The view is plain text, not yet neutralised: each surface escapes
+it its own way (``ui.text.visible`` in the terminal, HTML-escaping on top in the inbox).
+``--json`` keeps the park's exact arguments (``ParkState`` itself), never this masked copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from butler_cli.app.masking import masked, masked_value
+from butler_cli.tools.redact import redact
+
+if TYPE_CHECKING:
+    from butler_cli.core.park import ParkState
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """One call of the parked round that needs a person, as it is shown."""
+
+    call_id: str
+    tool: str
+    title: str
+    reason: str
+    #: The call's arguments with every secret masked (display only: what runs is the saved
+    #: call itself, byte for byte).
+    arguments: dict[str, Any]
+    #: What the call would change, as plain lines (``-``/``+`` for an overwrite), masked;
+    #: computed when the view is built, against the files as they are then.
+    preview: tuple[str, ...]
+    #: The files the preview read: a surface that keeps a rendered view knows when it is old.
+    watched: tuple[str, ...]
+    #: "Always allow here" may be offered (the policy does not ask about it every time).
+    keepable: bool
+    #: The patterns the policy offered to widen a session approval to (may be empty).
+    widen: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """A park as a person sees it before deciding: what was asked, where, and every call."""
+
+    id: str
+    created_at: str
+    status: str
+    task: str
+    model: str
+    policy: str
+    folder: str
+    parent: str | None
+    calls: tuple[PendingCall, ...]
+
+    def call(self, call_id: str | None = None) -> PendingCall:
+        """The call named (the first when none is, or the name is not one of them)."""
+        return next((c for c in self.calls if c.call_id == call_id), self.calls[0])
+
+    def number(self, call_id: str) -> int:
+        """The call's place in the round, from 1."""
+        return next(i for i, c in enumerate(self.calls, 1) if c.call_id == call_id)
+
+
+def pending_approval(state: ParkState) -> PendingApproval:
+    """The one view of what ``state`` waits on (see the module's doc)."""
+    from butler_cli.app.approvals import keepable
+    from butler_cli.app.preview import change_preview, preview_paths
+
+    cwd = state.context.cwd
+    calls = []
+    for asked in state.approvals:
+        arguments = state.arguments_of(asked.call_id)
+        verdict = state.verdicts.get(asked.call_id)
+        calls.append(
+            PendingCall(
+                call_id=asked.call_id,
+                tool=asked.tool,
+                title=masked(asked.title),
+                reason=masked(asked.reason),
+                arguments=masked_value(redact(arguments)),
+                preview=tuple(masked(line) for line in change_preview(asked.tool, arguments, cwd)),
+                watched=tuple(str(p) for p in preview_paths(asked.tool, arguments, cwd)),
+                keepable=keepable(state, asked.call_id),
+                widen=dict(verdict.widen) if verdict is not None else {},
+            )
+        )
+    return PendingApproval(
+        id=state.id,
+        created_at=state.created_at,
+        status=state.status,
+        task=masked(state.context.task),
+        model=state.context.model,
+        policy=state.context.policy,
+        folder=cwd,
+        parent=state.parent,
+        calls=tuple(calls),
+    )
