@@ -68,15 +68,13 @@ DEBT = {
         "cli/parks.py",
         "cli/resume.py",
     },  # fmt: skip
-    ("cli", "tools"): {"cli/views.py"},
     ("repl", "memory"): {"repl/session.py"},
     ("repl", "providers"): {"repl/comforts.py"},
     ("repl", "store"): {"repl/commands.py", "repl/input.py", "repl/session.py", "repl/start.py"},
     ("schedule", "store"): {"schedule/jobs.py", "schedule/store.py"},
     ("serve", "store"): {"serve/app.py", "serve/data.py", "serve/decide.py", "serve/server.py"},
-    ("serve", "tools"): {"serve/data.py", "serve/pages.py"},
     ("ui", "store"): {"ui/console.py", "ui/conversations.py"},
-    ("ui", "tools"): {"ui/approval.py", "ui/parks.py", "ui/progress.py"},
+    ("ui", "tools"): {"ui/parks.py", "ui/progress.py"},
 }
 
 
