@@ -141,6 +141,12 @@ def find(store: ConversationStore, given: str | None, cwd: str) -> Record | None
     return store.load(given)
 
 
+def of_park(park_id: str) -> str | None:
+    """The conversation a park belongs to (None: none, or no conversations file — nothing is
+    created to find out)."""
+    return ConversationStore(home()).of_park(park_id)
+
+
 def recent(number: int, query: str | None = None) -> list[Summary]:
     """The latest ``number`` saved conversations, those holding every word of ``query`` when
     one is given (`butler log`). Reading only: a fresh home stays empty."""

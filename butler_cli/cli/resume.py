@@ -68,14 +68,13 @@ def resume(
     default to the ones the park was made with; the policy is asked again before the action
     runs."""
     from butler_cli.app.butler import resume_park
+    from butler_cli.app.conversations import of_park
     from butler_cli.app.decisions import RoundAnswer
     from butler_cli.app.options import RunOptions
     from butler_cli.app.report import exit_code_for
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError
-    from butler_cli.store.conversations import ConversationStore
-    from butler_cli.store.files import butler_home
 
     started = time.perf_counter()
     fmt = output_format(output, json_out)
@@ -98,7 +97,7 @@ def resume(
                 )
             answer = _ask(state, note)
         printers.append(Printer(fmt, started, 1, resumed=state.id))
-        conversation = ConversationStore(butler_home()).of_park(state.id)  # creates nothing
+        conversation = of_park(state.id)  # creates nothing
         return answer, printers[0].observer_for(0, state.context.task, conversation)
 
     rep = resume_park(park_id, decision, note, opts, prepare=prepare)
