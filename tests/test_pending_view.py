@@ -61,6 +61,18 @@ def test_show_lists_every_asked_call_with_its_change(
     assert PASSWORD in json.dumps(exact["calls"])
 
 
+def test_pending_lists_every_asked_call(butler: Any, script: Any, workdir: Path) -> None:
+    park_id = park_two(butler, script, workdir, secret=True)
+    listed = butler("pending")
+    assert listed.returncode == 0, listed.stderr
+    assert "2 actions" in listed.stdout, listed.stdout
+    assert "action 1 of 2" in listed.stdout and "action 2 of 2" in listed.stdout
+    assert "a.txt" in listed.stdout and "b.txt" in listed.stdout
+    [row] = json.loads(butler("pending", "--json").stdout)
+    assert row["id"] == park_id and [a["title"] for a in row["actions"]][1].count("b.txt") == 1
+    assert PASSWORD not in listed.stdout + json.dumps(row)
+
+
 def test_show_of_a_name_too_long_for_the_disk_says_so_without_a_traceback(
     butler: Any, script: Any
 ) -> None:

@@ -14,6 +14,7 @@ it its own way (``ui.text.visible`` in the terminal, HTML-escaping on top in the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.masking import masked, masked_value
@@ -21,6 +22,7 @@ from butler_cli.tools.redact import redact
 
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
+    from butler_cli.store.parks import ParkSummary, Unreadable
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +104,14 @@ def pending_approval(state: ParkState) -> PendingApproval:
         parent=state.parent,
         calls=tuple(calls),
     )
+
+
+def waiting_parks(home: Path) -> tuple[list[ParkSummary], list[Unreadable]]:
+    """The parks waiting for a person, oldest first, as ``butler pending`` lists them (each
+    asked call's tool, title and reason, no arguments), and the files that could not be read.
+    Read from the verified park body without building a :class:`PendingApproval` (no
+    pydantic, no preview): a list of 1,000 parks stays within its benchmark."""
+    from butler_cli.store.parks import ParkStore
+
+    summaries, problems = ParkStore(home).scan()
+    return [s for s in summaries if s.status == "pending"], problems

@@ -13,14 +13,13 @@ from butler_cli.cli.options import Json
 
 def pending(json_out: Json = False) -> None:
     """List parks awaiting a decision. A corrupt park file is named on stderr and skipped."""
+    from butler_cli.app.home import home
+    from butler_cli.app.parks import waiting_parks
     from butler_cli.cli import render
-    from butler_cli.store.files import butler_home
-    from butler_cli.store.parks import ParkStore
 
-    summaries, problems = ParkStore(butler_home()).scan()
+    rows, problems = waiting_parks(home())
     for problem in problems:
         render.warn(f"skipped {problem.problem}")
-    rows = [s for s in summaries if s.status == "pending"]
     if json_out:
         render.print_json([r.to_dict() for r in rows])
     else:

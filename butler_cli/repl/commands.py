@@ -41,16 +41,13 @@ def _help(repl: ChatRepl, arg: str) -> None:
 
 
 def _pending(repl: ChatRepl, arg: str) -> None:
-    from butler_cli.store.parks import ParkStore
+    from butler_cli.app.parks import waiting_parks
     from butler_cli.ui.console import pending_table
 
-    summaries, problems = ParkStore(repl.butler.home).scan()
+    rows, problems = waiting_parks(repl.butler.home)
     for problem in problems:
         repl.console.print(f"skipped {escape(problem.problem)}")
-    pending_table(
-        lambda text: repl.console.out(text.rstrip("\n"), highlight=False),
-        [s for s in summaries if s.status == "pending"],
-    )
+    pending_table(lambda text: repl.console.out(text.rstrip("\n"), highlight=False), rows)
 
 
 def _resume(repl: ChatRepl, arg: str) -> None:

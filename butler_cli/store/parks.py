@@ -68,8 +68,11 @@ class ParkSummary:
     tool: str
     title: str
     reason: str
+    #: Every call of the round that needs a person, (tool, title, reason), in the model's
+    #: order (the first is ``tool``/``title``/``reason``).
+    actions: tuple[tuple[str, str, str], ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "created_at": self.created_at,
@@ -77,6 +80,7 @@ class ParkSummary:
             "tool": self.tool,
             "title": self.title,
             "reason": self.reason,
+            "actions": [{"tool": t, "title": ti, "reason": r} for t, ti, r in self.actions],
         }
 
 
@@ -223,6 +227,7 @@ class ParkStore:
             try:
                 raw = self.read_raw(path.stem)
                 approval = raw["approval"]
+                asked = raw.get("approvals") or [approval]
                 summaries.append(
                     ParkSummary(
                         id=raw["id"],
@@ -232,6 +237,7 @@ class ParkStore:
                         tool=approval["tool"],
                         title=approval["title"],
                         reason=approval["reason"],
+                        actions=tuple((a["tool"], a["title"], a["reason"]) for a in asked),
                     )
                 )
             except (ParkError, ParkNotFound) as exc:

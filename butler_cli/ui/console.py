@@ -41,8 +41,16 @@ def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -
         return
     lines = []
     for row in rows:
-        lines.append(f"{row.id}  {row.created_at}  {visible(row.title)}")
+        count = len(row.actions)
+        if count <= 1:
+            lines.append(f"{row.id}  {row.created_at}  {visible(row.title)}")
+            lines.append(f"          task: {visible(row.task)}")
+            lines.append(f"          why:  {visible(row.reason)}")
+            continue
+        lines.append(f"{row.id}  {row.created_at}  {count} actions, decided together")
         lines.append(f"          task: {visible(row.task)}")
-        lines.append(f"          why:  {visible(row.reason)}")
+        for number, (_, title, reason) in enumerate(row.actions, 1):
+            lines.append(f"          action {number} of {count}: {visible(title)}")
+            lines.append(f"            why:  {visible(reason)}")
     lines.append(f"{len(rows)} awaiting a decision — butler resume ID --approve | --deny")
     write("\n".join(lines) + "\n")
