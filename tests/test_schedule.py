@@ -310,6 +310,7 @@ def test_a_schedules_on_park_and_the_config_hook_send_one_event(
         "park_id": park_id,
         "tool": "write_file",
         "title": one["title"],
+        "actions": [{"tool": "write_file", "title": one["title"]}],
         "approve": f"butler resume {park_id} --approve",
         "deny": f"butler resume {park_id} --deny",
         "schedule": job_id,

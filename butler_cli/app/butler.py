@@ -5,17 +5,14 @@ The one place that knows every layer; the CLI calls one function here per comman
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from butler_cli.app import conversations as convs
 from butler_cli.app.audit import AuditObserver
-from butler_cli.app.config import Config, load_config, resolve_options
 from butler_cli.app.decisions import (
     Held,
     RoundAnswer,
@@ -26,13 +23,11 @@ from butler_cli.app.decisions import (
     summary_of,
 )
 from butler_cli.app.masking import MaskingProvider
-from butler_cli.app.mcp_servers import start_mcp
 from butler_cli.app.notify import Notifier
-from butler_cli.app.options import MODEL_ENV, RunOptions
-from butler_cli.app.protected import GateWatch, policy_file_of, protected_paths
+from butler_cli.app.options import RunOptions
 from butler_cli.app.report import TaskReport
-from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
-from butler_cli.core.errors import ToolUnavailable, UsageError
+from butler_cli.app.session import Session, Sessions, open_session, remember_park_key
+from butler_cli.core.errors import ToolUnavailable
 from butler_cli.core.loop import (
     LoopConfig,
     LoopObserver,
@@ -47,24 +42,15 @@ from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
 from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.memory.capture import capture_turn
-from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
-from butler_cli.memory.tools import MemoryTools
-from butler_cli.policy.loader import LoadedPolicy, load_policy
-from butler_cli.policy.settings import PolicySettings
-from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
-from butler_cli.tools import builtin_toolsets
-from butler_cli.tools.masking import MaskingToolbox
 
 if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, GrantBook
     from butler_cli.core.park import Decision, ParkState, RunContext
-    from butler_cli.core.toolsets import Toolset
     from butler_cli.store.parks import ParkJournal, ParkStore
-    from butler_cli.tools.mcp import McpHub
 
 #: Gives each task of a batch its own observer (e.g. progress output), or None; the third
 #: argument is the task's conversation id (None when the store could not be written).
@@ -86,101 +72,50 @@ def system_prompt(block: str, persona: str, instructions: str = "") -> str:
     return f"{prompt}\n\n{instructions}" if instructions else prompt
 
 
-def remember_park_key(home: Path) -> None:
-    """The park key is a secret like any other: masked in every result (an MCP server or a
-    program that could read the home returns it as ``****``) and every line shown."""
-    from butler_cli.store.files import read_no_follow
-    from butler_cli.tools.redact import remember_secret
-
-    # none yet (made at the first park), or unreadable (reported when it is used); the name
-    # is store.key.KEY_FILE, not imported here: that module loads `random` for a run that
-    # may never park
-    with contextlib.suppress(OSError):
-        remember_secret(read_no_follow(home / "park.key").decode("ascii", "replace"))
-
-
 class Butler:
     """One configured butler: a model, a policy, its tools, its memory, its home."""
 
     def __init__(
         self,
-        home: Path,
-        provider: Provider,
-        model_spec: str,
-        policy: LoadedPolicy,
-        config: LoopConfig,
-        cwd: Path,
-        memory: MemoryStore,
-        policy_file: Path | None = None,
-        base_url: str | None = None,
-        allowed_roots: list[str] | None = None,
-        smtp: dict[str, Any] | None = None,
-        mcp: McpHub | None = None,
-        recorded_block: str | None = None,
-        settings: Config | None = None,
-        model_options: dict[str, int | float] | None = None,
-        recorded_instructions: str | None = None,
+        session: Session,
+        grants: GrantBook | None = None,
+        release: Callable[[Session], None] | None = None,
     ) -> None:
-        self.home = home
-        #: This session's id, recorded in every park it makes (see :meth:`made`).
-        self.session = os.urandom(8).hex()  # not `secrets`: it loads hmac for every run
+        """One run (or a chat's runs) on ``session``, with what is the run's own: the session
+        grants, the kept approvals as they are now, the hooks. ``release`` takes the session
+        back when the run closes (a kept session); by default closing closes it."""
+        self.session = session
+        self._release: Callable[[Session], None] | None = release or Session.close
+        self.home = session.home
         self._store: ParkStore | None = None
-        self.audit = AuditLog(home)
-        self.provider = provider
-        self.model_spec = model_spec
-        self.policy = policy
-        self.cwd = cwd
-        self.memory = memory
-        self.policy_file = policy_file
-        self.base_url = base_url
-        self.model_options = dict(model_options or {})
-        self.persona = config.system
-        # F4: the block is composed once for this session; `remember` does not change it. A
-        # resumed park sends the block it was parked with (``recorded_block``), byte for byte.
-        self.block = memory.block(recorded_block)
-        # Read once, like the block: a resumed park sends the instructions it was sent.
-        if recorded_instructions is None:
-            from butler_cli.app.instructions import find
+        self.audit = AuditLog(session.home)
+        self.provider = session.provider
+        self.model_spec = session.model_spec
+        self.policy = session.policy
+        self.cwd = session.cwd
+        self.memory = session.memory
+        self.policy_file = session.policy_file
+        self.base_url = session.options.base_url
+        self.model_options = dict(session.options.model_options or {})
+        self.persona = session.persona
+        self.block = session.block
+        self.instructions = session.instructions
+        from butler_cli.app.approvals import kept_for
 
-            self.instructions = find(cwd)
-        else:
-            from butler_cli.app.instructions import Instructions
-
-            self.instructions = Instructions((), recorded_instructions)
-        self.config = replace(
-            config, system=system_prompt(self.block, self.persona, self.instructions.text)
+        self.config = LoopConfig(
+            system=system_prompt(self.block, self.persona, self.instructions.text),
+            max_rounds=session.max_rounds,
+            allow_runs=session.options.yes_safe,
+            grants=grants,
+            kept=kept_for(session.home, session.cwd),  # read now: one kept since counts
         )
-        protected = protected_paths(
-            home, [policy_file, policy_file_of(policy.spec), *policy.files], settings
-        )
-        mcp_sets: list[Toolset] = []
-        if mcp is not None:
-            from butler_cli.tools.mcp import mcp_toolsets
-
-            mcp.hide(protected)  # before any server starts: they never see the gate's files
-            mcp_sets = [t for _, t in mcp_toolsets(mcp, policy.classify, policy.governs)]
-        remember_park_key(home)
-        self.toolbox = MaskingToolbox(
-            [
-                MemoryTools(memory).toolset(),
-                *builtin_toolsets(
-                    cwd,
-                    home,
-                    policy.classify,
-                    protected=protected,
-                    allowed_roots=allowed_roots,
-                    smtp=smtp,
-                    sandbox=settings.sandbox if settings is not None else None,
-                ),
-                *mcp_sets,
-            ]
-        )
-        self.toolbox.after = GateWatch(protected).check
-        self.mcp = mcp
+        remember_park_key(session.home)  # made since the session was built, perhaps
+        self.toolbox = session.toolbox
+        self.mcp = session.mcp
         self._told: set[str] = set()
         self._conversations: ConversationStore | None = None
         #: The [hooks]: fired once per report, by run_task and resume, after the lock is let go.
-        self.notifier = Notifier.from_config(settings.hooks if settings is not None else None)
+        self.notifier = Notifier.from_config(session.settings.hooks)
 
     @property
     def store(self) -> ParkStore:
@@ -207,59 +142,11 @@ class Butler:
         cwd: Path | None = None,
         home: Path | None = None,
         grants: GrantBook | None = None,
-        recorded_block: str | None = None,
         recorded: RunContext | None = None,
-        recorded_instructions: str | None = None,
     ) -> Butler:
-        """Resolve model and policy up front: a bad one is a usage error before anything runs.
-
-        ``opts`` are the flags: the one resolver (``resolve_options``) fills the rest — for a
-        resume (``recorded``: the park's context) the park's record, then the environment,
-        then the config file, then the defaults.
-        """
-        settings = load_config()
-        opts = resolve_options(opts, settings, recorded)
-        model = settings.model_spec(opts.model) if opts.model else opts.model  # [aliases]
-        if not model:
-            raise UsageError(
-                "no model chosen: pass --model (e.g. --model scripted:examples/plan.json) "
-                f"or set {MODEL_ENV}"
-            )
-        max_rounds = opts.max_rounds if opts.max_rounds is not None else DEFAULT_MAX_ROUNDS
-        if max_rounds < 1:
-            raise UsageError("--max-rounds must be at least 1")
-        home = home or butler_home()
-        memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
-        provider = resolve_model(model, opts.base_url, settings.providers, opts.model_options)
-        policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
-        policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
-        from butler_cli.app.approvals import kept_for
-
-        config = LoopConfig(
-            system=opts.system or "",
-            max_rounds=max_rounds,
-            allow_runs=opts.yes_safe,
-            grants=grants,
-            kept=kept_for(home, cwd or Path.cwd()),
-        )
-        return cls(
-            home,
-            provider,
-            model_spec_of(provider, model),
-            policy,
-            config,
-            (cwd or Path.cwd()).absolute(),
-            memory,
-            policy_file,
-            opts.base_url,
-            settings.allowed_roots(),
-            settings.smtp,
-            start_mcp(settings, home),
-            recorded_block,
-            settings=settings,
-            model_options=opts.model_options,
-            recorded_instructions=recorded_instructions,
-        )
+        """A butler on a session of its own (see :func:`~butler_cli.app.session.open_session`),
+        closed with it: a chat, one `butler run` batch, one `butler resume`."""
+        return cls(open_session(opts, cwd=cwd, home=home, recorded=recorded), grants)
 
     def context(self, task: str) -> RunContext:
         """What a park records to continue the task in a fresh process (built when a round
@@ -341,7 +228,7 @@ class Butler:
     def _park_sink(self, task: str, parent: str | None) -> ParkSink:
         def sink(draft: ParkDraft) -> str:
             context = self.context(task)
-            state = draft.to_state(self.store.new_id(), now_iso(), context, parent, self.session)
+            state = draft.to_state(self.store.new_id(), now_iso(), context, parent, self.session.id)
             self.store.save(state)  # on disk before anyone is asked (X1)
             crash_point("park-written")
             return state.id
@@ -378,12 +265,15 @@ class Butler:
         return report
 
     def close(self) -> None:
-        """Close the memory database (safe to call twice). The MCP servers are the process's:
-        they stop when it ends, so a chat's approvals or the inbox's decisions reuse them."""
+        """The run is over (safe to call twice): its session is closed, or given back to the
+        process that keeps it. The MCP servers are the process's: they stop when it ends."""
         self.mcp = None
-        self.memory.close()
         if self._conversations is not None:
             self._conversations.close()
+            self._conversations = None
+        release, self._release = self._release, None
+        if release is not None:
+            release(self.session)
 
     def __enter__(self) -> Butler:
         return self
@@ -430,7 +320,7 @@ class Butler:
     def made(self, state: ParkState) -> bool:
         """Whether this butler's session made the park (its id is recorded in the park): then
         it continues the park itself; any other park goes on from what it recorded."""
-        return state.session is not None and state.session == self.session
+        return state.session is not None and state.session == self.session.id
 
     def resume(
         self,
@@ -571,6 +461,7 @@ def resume_park(
     keep: bool = False,
     prepare: Prepare | None = None,
     each: Mapping[str, Decision] | None = None,
+    sessions: Sessions | None = None,
 ) -> TaskReport:
     """`butler resume`: the park is locked, read and verified once; one butler built for its
     own context records the decision and continues the task (see :meth:`Butler.decide`),
@@ -580,6 +471,9 @@ def resume_park(
     ``keep`` (the inbox's "Always allow here"): once recorded, each approved call is kept for
     the park's folder, exactly as shown — never one the policy asks about every time.
 
+    ``sessions`` (`serve`): the butler runs on a kept session of the park's context, in
+    ``sessions.home``.
+
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
     """
@@ -587,7 +481,7 @@ def resume_park(
 
     from butler_cli.store.parks import ParkStore
 
-    home = butler_home()
+    home = sessions.home if sessions is not None else butler_home()
     store = ParkStore(home)
     park_id = store.resolve_id(given_id)
     with ExitStack() as closing:
@@ -597,7 +491,7 @@ def resume_park(
                 answer, observer = prepare(state)
                 approved, note, each = answer.approved, answer.note, answer.each
             decisions = decision_for(state, approved, note, each)
-            butler = closing.enter_context(butler_for_park(state, opts, home))
+            butler = closing.enter_context(butler_for_park(state, opts, home, sessions=sessions))
             report = butler.decide(held, approved, note, observer, each)
             if keep:
                 from butler_cli.app.approvals import exact_grant, keepable
@@ -610,18 +504,18 @@ def resume_park(
 
 
 def butler_for_park(
-    state: ParkState, opts: RunOptions, home: Path, grants: GrantBook | None = None
+    state: ParkState,
+    opts: RunOptions,
+    home: Path,
+    grants: GrantBook | None = None,
+    sessions: Sessions | None = None,
 ) -> Butler:
     """A butler made as the park's was (its model, policy, folder, profile; flags win) that
-    sends the memory block the park was sent, so the model sees the same system prompt."""
-    profile = opts.profile or state.context.profile
-    same_memory = (profile or DEFAULT_PROFILE) == state.context.profile
-    return Butler.build(
-        opts,
-        cwd=Path(state.context.cwd),
-        home=home,
-        grants=grants,
-        recorded_block=state.context.memory_block if same_memory else None,
-        recorded=state.context,
-        recorded_instructions=state.context.instructions,
-    )
+    sends the memory block and instructions the park was sent, so the model sees the same
+    system prompt. With ``sessions`` (`serve`): on a kept session of exactly that context,
+    given back when the butler closes."""
+    cwd = Path(state.context.cwd)
+    if sessions is None:
+        return Butler.build(opts, cwd=cwd, home=home, grants=grants, recorded=state.context)
+    session = sessions.lend(opts, cwd, state.context)
+    return Butler(session, grants, release=sessions.give_back)

@@ -11,11 +11,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from butler_cli.app.masking import masked
 from butler_cli.hooks import Hook, fire, task_event
 from butler_cli.schedule.store import Job, ScheduleStore
+
+if TYPE_CHECKING:
+    from butler_cli.app.session import Sessions
 
 Clock = Callable[[], datetime]
 #: How often a running scheduler looks at the store (schedules added meanwhile are seen).
@@ -39,18 +44,26 @@ class Finished:
     hook_problem: str | None
 
 
-def run_job(job: Job) -> tuple[str, str | None, str, str | None, dict[str, str] | None]:
+def run_job(
+    job: Job, sessions: Sessions | None = None
+) -> tuple[str, str | None, str, str | None, dict[str, str] | None]:
     """Run the job's task once, unattended: (status, park_id, text, error, approval).
 
     The options are the ones the schedule was made with; no ``--yes-safe``, no decision from
-    anywhere — an approval parks, as in `butler run`."""
+    anywhere — an approval parks, as in `butler run`. With ``sessions`` the run is on a kept
+    session of the job's model, policy and folder (built at its first due run, rebuilt when
+    its config or policy file changes), else on one of its own."""
     from butler_cli.app.butler import Butler
     from butler_cli.app.options import RunOptions
     from butler_cli.core.errors import ButlerError
 
     opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)
     try:
-        with Butler.build(opts, cwd=Path(job.folder)) as butler:  # closed: MCP servers, memory
+        if sessions is None:
+            butler = Butler.build(opts, cwd=Path(job.folder))
+        else:
+            butler = Butler(sessions.lend(opts, Path(job.folder)), release=sessions.give_back)
+        with butler:  # closed, or its session given back
             butler.notifier.schedule = job.id  # its [hooks] name the schedule, as --on-park does
             report = butler.run_task(job.task)
     except ButlerError as exc:
@@ -70,12 +83,15 @@ class Scheduler:
         self,
         store: ScheduleStore,
         clock: Clock = utc_now,
-        runner: Runner = run_job,
+        runner: Runner | None = None,
         on_finished: Callable[[Finished], None] | None = None,
+        sessions: Sessions | None = None,
     ) -> None:
+        """``sessions``: where the default runner keeps its sessions across ticks (`serve`
+        passes the process's); none: each run builds its own."""
         self.store = store
         self.clock = clock
-        self.runner = runner
+        self.runner: Runner = runner or partial(run_job, sessions=sessions)
         self.on_finished = on_finished
 
     def tick(self) -> list[Finished]:

@@ -22,6 +22,7 @@ from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import ScheduleStore
 
 if TYPE_CHECKING:
+    from butler_cli.app.session import Sessions
     from butler_cli.core.park import Decision
 
 #: How long a request waits for the task to end before answering "continuing".
@@ -34,14 +35,18 @@ def decide_and_continue(
     note: str | None,
     keep: bool = False,
     each: Mapping[str, Decision] | None = None,
+    sessions: Sessions | None = None,
 ) -> TaskReport:
     """Record the decision exactly once and continue the task (None: recover a decided park);
     ``keep``: "Always allow here"; ``each``: the decision on each call named (see
-    ``resume_park``)."""
+    ``resume_park``); ``sessions``: the server's kept sessions, one per recorded context (a
+    click builds nothing its context already has)."""
     from butler_cli.app.butler import resume_park
     from butler_cli.app.options import RunOptions
 
-    return resume_park(park_id, approved, note, RunOptions(), keep=keep, each=each)
+    return resume_park(
+        park_id, approved, note, RunOptions(), keep=keep, each=each, sessions=sessions
+    )
 
 
 def each_call(fields: Iterable[tuple[str, Any]], note: str | None) -> dict[str, Decision]:
@@ -67,7 +72,11 @@ class Answer:
 class Decider:
     """Runs decisions on threads, records each outcome, and knows what is still running."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, sessions: Sessions | None = None) -> None:
+        from butler_cli.app.session import Sessions
+
+        #: The sessions decisions run on (the server's, shared with its scheduler).
+        self.sessions = sessions if sessions is not None else Sessions(home)
         self.store = ScheduleStore(home)
         self._lock = threading.Lock()
         self._running: dict[threading.Thread, str] = {}
@@ -119,7 +128,7 @@ class Decider:
         each: Mapping[str, Decision] | None = None,
     ) -> Answer:
         try:
-            report = decide_and_continue(park_id, approved, note, keep, each)
+            report = decide_and_continue(park_id, approved, note, keep, each, self.sessions)
         except ParkError as exc:
             return Answer(False, _refusal(park_id, exc))
         except ButlerError as exc:

@@ -19,6 +19,7 @@ from types import FrameType
 
 import uvicorn
 
+from butler_cli.app.session import Sessions
 from butler_cli.core.errors import UsageError
 from butler_cli.core.notices import notice
 from butler_cli.schedule.runner import Finished, Scheduler
@@ -82,7 +83,8 @@ def serve(
     settings = Settings(home, host, sock.getsockname()[1], exposed=not is_loopback(host))
     if settings.exposed:
         notice(exposure_warning(host))
-    decider = Decider(home)
+    sessions = Sessions(home)  # one per recorded context, kept across clicks and ticks
+    decider = Decider(home, sessions)
     app = create_app(settings, decider)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, timeout_graceful_shutdown=5, lifespan="off"
@@ -99,7 +101,7 @@ def serve(
             if done.hook_problem:
                 emit(f"butler: {done.hook_problem}")
 
-        sched = Scheduler(ScheduleStore(home), on_finished=finished)
+        sched = Scheduler(ScheduleStore(home), on_finished=finished, sessions=sessions)
         threads.append(threading.Thread(target=sched.serve, args=(stop,), name="scheduler"))
     _recover(home, decider, emit)
     for t in threads:
@@ -116,6 +118,7 @@ def serve(
             for t in threads:
                 t.join()
             decider.join()
+            sessions.close()
         finally:
             signal.signal(signal.SIGTERM, previous)
         sock.close()

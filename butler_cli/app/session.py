@@ -1,0 +1,335 @@
+"""A session and its runs.
+
+A session is what lives as long as a person's chat, one `butler run` batch, or one context of a
+`butler serve` process: the config, the policy, the model, the tools (MCP included), the
+memory and its frozen block, the project instructions — built once by :func:`open_session`.
+A run (one task, one resumed park) is a :class:`~butler_cli.app.butler.Butler` over a session
+plus what is its own: the session grants, the kept approvals read as it starts, the hooks.
+
+`serve` and the scheduler keep sessions in :class:`Sessions`, keyed by what a session is made
+of (the flags, the folder, a park's recorded context but its task), and lend each to one run
+at a time. A session is not shared by two runs at once; a kept one is rebuilt when a file it
+was built from changed (the config file, the policy file, the policy's code or rule file): a
+decision never runs under a policy the person has since edited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from butler_cli.app.config import Config, load_config, resolve_options
+from butler_cli.app.instructions import Instructions
+from butler_cli.app.mcp_servers import start_mcp
+from butler_cli.app.options import MODEL_ENV, RunOptions
+from butler_cli.app.protected import GateWatch, policy_file_of, protected_paths
+from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
+from butler_cli.core.errors import UsageError
+from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
+from butler_cli.memory.tools import MemoryTools
+from butler_cli.policy.loader import LoadedPolicy, load_policy
+from butler_cli.policy.settings import PolicySettings
+from butler_cli.providers import model_spec_of, resolve_model
+from butler_cli.store.files import butler_home
+from butler_cli.tools import builtin_toolsets
+from butler_cli.tools.masking import MaskingToolbox
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from butler_cli.core.park import RunContext
+    from butler_cli.core.provider import Provider
+    from butler_cli.core.toolsets import Toolset
+    from butler_cli.tools.mcp import McpHub
+
+#: When set, every session built appends one line (its folder and policy) to the file this
+#: names: a test counts how often `serve` builds the config and policy (issue 23).
+COUNT_ENV = "BUTLER_TEST_COUNT_SESSIONS"
+
+#: How many idle sessions :class:`Sessions` keeps (the least recently used goes first).
+KEEP_IDLE = 8
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    """What a session is made of, as given: the flags, the folder, and the recorded context of
+    the park it continues (its task left out: every park of one context shares a session)."""
+
+    options: str
+    cwd: str
+    recorded: str
+
+    @classmethod
+    def of(cls, opts: RunOptions, cwd: Path, recorded: RunContext | None) -> SessionKey:
+        context = "" if recorded is None else recorded.model_dump_json(exclude={"task"})
+        return cls(json.dumps(asdict(opts), sort_keys=True), str(cwd), context)
+
+
+@dataclass
+class Session:
+    """The long-lived part of a butler: built once, then used by one run at a time."""
+
+    home: Path
+    settings: Config
+    #: The options as resolved (flags > park record > environment > file > defaults).
+    options: RunOptions
+    provider: Provider
+    model_spec: str
+    policy: LoadedPolicy
+    policy_file: Path | None
+    cwd: Path
+    memory: MemoryStore
+    #: F4: the frozen block, composed once (or the park's, byte for byte); `remember` does not
+    #: change it.
+    block: str
+    #: The block it was asked to send (a park's), or None: composed from the memory.
+    recorded_block: str | None
+    instructions: Instructions
+    max_rounds: int
+    toolbox: MaskingToolbox
+    mcp: McpHub | None
+    #: The files the session's gate was built from: the config file, the policy's files.
+    sources: tuple[Path, ...] = ()
+    #: Those files as they were when it was built (see :func:`stamp`); set where sessions
+    #: are kept (:class:`Sessions`): a one-shot run reads nothing more.
+    built_from: dict[str, str] = field(default_factory=dict)
+    key: SessionKey | None = None
+    #: Recorded in every park a run of this session makes (``Butler.made``).
+    id: str = field(default_factory=lambda: os.urandom(8).hex())  # `secrets` loads hmac
+
+    @property
+    def persona(self) -> str:
+        return self.options.system or ""
+
+    def stale(self) -> bool:
+        """Whether a file this session was built from has changed (or cannot be read) since,
+        or its block would be composed otherwise now (a fact forgotten is never sent again;
+        one remembered joins the next session)."""
+        if stamp(self.built_from) != self.built_from:
+            return True
+        return self.memory.block(self.recorded_block) != self.block
+
+    def close(self) -> None:
+        """Close the memory database (safe to call twice). The MCP servers are the process's:
+        they stop when it ends."""
+        self.mcp = None
+        self.memory.close()
+
+
+def open_session(
+    opts: RunOptions,
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    recorded: RunContext | None = None,
+) -> Session:
+    """Resolve model and policy up front (a bad one is a usage error before anything runs),
+    then build everything a session keeps.
+
+    ``opts`` are the flags: the one resolver (``resolve_options``) fills the rest — for a
+    resume (``recorded``: the park's context) the park's record, then the environment, then
+    the config file, then the defaults. A park's memory block and instructions are sent as
+    recorded (the block only when its profile is the session's).
+    """
+    cwd = (cwd or Path.cwd()).absolute()
+    settings = load_config()
+    given = opts
+    opts = resolve_options(opts, settings, recorded)
+    model = settings.model_spec(opts.model) if opts.model else opts.model  # [aliases]
+    if not model:
+        raise UsageError(
+            "no model chosen: pass --model (e.g. --model scripted:examples/plan.json) "
+            f"or set {MODEL_ENV}"
+        )
+    max_rounds = opts.max_rounds if opts.max_rounds is not None else DEFAULT_MAX_ROUNDS
+    if max_rounds < 1:
+        raise UsageError("--max-rounds must be at least 1")
+    home = home or butler_home()
+    memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
+    provider = resolve_model(model, opts.base_url, settings.providers, opts.model_options)
+    policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
+    policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
+    _count(cwd, policy.spec)
+    same_memory = recorded is not None and memory.profile == recorded.profile
+    recorded_block = recorded.memory_block if same_memory and recorded else None
+    instructions = _instructions(cwd, recorded)
+    gate = _policy_sources(policy, policy_file)
+    protected = protected_paths(home, gate, settings)
+    mcp = start_mcp(settings, home)
+    return Session(
+        home,
+        settings,
+        opts,
+        provider,
+        model_spec_of(provider, model),
+        policy,
+        policy_file,
+        cwd,
+        memory,
+        memory.block(recorded_block),
+        recorded_block,
+        instructions,
+        max_rounds,
+        _toolbox(cwd, home, memory, settings, policy, protected, mcp),
+        mcp,
+        sources=tuple(p for p in [settings.path, *gate] if p is not None),
+        key=SessionKey.of(given, cwd, recorded),
+    )
+
+
+def _instructions(cwd: Path, recorded: RunContext | None) -> Instructions:
+    """Read once, like the block: a resumed park sends the instructions it was sent."""
+    if recorded is None or recorded.instructions is None:
+        from butler_cli.app.instructions import find
+
+        return find(cwd)
+    return Instructions((), recorded.instructions)
+
+
+def _policy_sources(policy: LoadedPolicy, policy_file: Path | None) -> list[Path]:
+    """The files the policy was built from — the ``--policy-file``, a file policy, its code,
+    and the rule file a policy names as its ``source`` (tiered does): the agent may not
+    change them, and a kept session whose files changed is rebuilt."""
+    named = getattr(policy.policy, "source", None)
+    found = [
+        policy_file,
+        policy_file_of(policy.spec),
+        *policy.files,
+        named if isinstance(named, Path) else None,
+    ]
+    return [Path(p) for p in dict.fromkeys(found) if p is not None]
+
+
+def stamp(files: Iterable[str]) -> dict[str, str]:
+    """Each file's content digest (a folder: its identity and times; "" when missing or
+    unreadable): a change of any byte shows, however quickly it was made."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for name in files:
+        try:
+            info = os.stat(name)
+            if os.path.isdir(name):
+                out[name] = f"dir {info.st_dev} {info.st_ino} {info.st_mtime_ns} {info.st_ctime_ns}"
+            else:
+                with open(name, "rb") as fh:
+                    out[name] = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            out[name] = ""
+    return out
+
+
+def _toolbox(
+    cwd: Path,
+    home: Path,
+    memory: MemoryStore,
+    settings: Config,
+    policy: LoadedPolicy,
+    protected: list[Path],
+    mcp: McpHub | None,
+) -> MaskingToolbox:
+    mcp_sets: list[Toolset] = []
+    if mcp is not None:
+        from butler_cli.tools.mcp import mcp_toolsets
+
+        mcp.hide(protected)  # before any server starts: they never see the gate's files
+        mcp_sets = [t for _, t in mcp_toolsets(mcp, policy.classify, policy.governs)]
+    toolbox = MaskingToolbox(
+        [
+            MemoryTools(memory).toolset(),
+            *builtin_toolsets(
+                cwd,
+                home,
+                policy.classify,
+                protected=protected,
+                allowed_roots=settings.allowed_roots(),
+                smtp=settings.smtp,
+                sandbox=settings.sandbox,
+            ),
+            *mcp_sets,
+        ]
+    )
+    toolbox.after = GateWatch(protected).check
+    return toolbox
+
+
+def remember_park_key(home: Path) -> None:
+    """The park key is a secret like any other: masked in every result (an MCP server or a
+    program that could read the home returns it as ``****``) and every line shown."""
+    from butler_cli.store.files import read_no_follow
+    from butler_cli.tools.redact import remember_secret
+
+    # none yet (made at the first park), or unreadable (reported when it is used); the name
+    # is store.key.KEY_FILE, not imported here: that module loads `random` for a run that
+    # may never park
+    with contextlib.suppress(OSError):
+        remember_secret(read_no_follow(home / "park.key").decode("ascii", "replace"))
+
+
+def _count(cwd: Path, policy: str) -> None:
+    target = os.environ.get(COUNT_ENV)
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"{cwd} {policy}\n")
+
+
+class Sessions:
+    """The sessions a long-running process keeps (`serve`: the inbox and the scheduler), by
+    :class:`SessionKey`. Thread-safe: each session is lent to one run at a time — two
+    decisions of one context at once get two sessions — and a kept one whose files changed is
+    closed and built afresh. At most :data:`KEEP_IDLE` idle ones are kept."""
+
+    def __init__(self, home: Path, keep: int = KEEP_IDLE) -> None:
+        self.home = home
+        self._keep = keep
+        self._lock = threading.Lock()
+        self._idle: OrderedDict[SessionKey, list[Session]] = OrderedDict()
+        self._closed = False
+
+    def lend(self, opts: RunOptions, cwd: Path, recorded: RunContext | None = None) -> Session:
+        """An idle session of this key that is still current, else a new one; give it back
+        with :meth:`give_back`."""
+        key = SessionKey.of(opts, cwd.absolute(), recorded)
+        with self._lock:
+            idle = self._idle.get(key)
+            session = idle.pop() if idle else None
+            if idle is not None and not idle:
+                del self._idle[key]
+        if session is not None and session.stale():
+            session.close()
+            session = None
+        if session is None:
+            session = open_session(opts, cwd=cwd, home=self.home, recorded=recorded)
+            session.built_from = stamp(map(str, session.sources))
+        return session
+
+    def give_back(self, session: Session) -> None:
+        """The run is over: keep the session for the next run of its key."""
+        assert session.key is not None
+        dropped: list[Session] = []
+        with self._lock:
+            if self._closed:
+                dropped.append(session)
+            else:
+                self._idle.setdefault(session.key, []).append(session)
+                self._idle.move_to_end(session.key)
+                while sum(map(len, self._idle.values())) > self._keep:
+                    _, oldest = self._idle.popitem(last=False)
+                    dropped.extend(oldest)
+        for s in dropped:
+            s.close()
+
+    def close(self) -> None:
+        """Close every idle session; one lent now is closed when it is given back."""
+        with self._lock:
+            self._closed = True
+            idle = [s for group in self._idle.values() for s in group]
+            self._idle.clear()
+        for s in idle:
+            s.close()

@@ -1,0 +1,158 @@
+"""Sessions and runs (issue 23): `butler serve` keeps one session per recorded context and
+reuses it across clicks — the config and policy are built once — while a park of another
+context gets its own, and a policy file edited between two clicks is obeyed on the second."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from conftest import call
+from serve_support import eventually, start_serve
+
+from butler_cli.app.options import RunOptions
+from butler_cli.app.session import Sessions
+
+WRITE_A = {"tool_calls": [call("write_file", "w", path="a.txt", content="a")]}
+WRITE_B = {"tool_calls": [call("write_file", "w2", path="b.txt", content="b")]}
+
+
+def park(butler: Any, model: str, *flags: str, cwd: Path | None = None) -> str:
+    ran = butler("run", "--model", model, *flags, "write a", "--json", cwd=cwd)
+    assert ran.returncode == 3, ran.stderr
+    return str(json.loads(ran.stdout.splitlines()[0])["park_id"])
+
+
+def builds(counter: Path) -> list[str]:
+    return counter.read_text().splitlines() if counter.exists() else []
+
+
+def status_of(butler: Any, park_id: str) -> str:
+    shown = json.loads(butler("show", park_id, "--json").stdout)
+    return str(shown["status"])
+
+
+def test_serve_builds_one_session_per_recorded_context(
+    butler: Any, script: Any, butler_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    model = script(WRITE_A, {"text": "written"})
+    first, second = park(butler, model), park(butler, model)  # one context, two parks
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    other = park(butler, model, cwd=elsewhere)  # another folder: another context
+    assert butler("memory", "add", "The person's cat is called Ada.").returncode == 0
+    newer = park(butler, model)  # this folder, but another memory block was sent
+    counter = tmp_path / "sessions.txt"
+    s = start_serve(butler_home, workdir, BUTLER_TEST_COUNT_SESSIONS=str(counter))
+    try:
+        for pid in (first, second):
+            assert s.decide(pid, "approve")[0] == 200
+            eventually(lambda pid=pid: status_of(butler, pid) == "resolved")
+        assert len(builds(counter)) == 1, builds(counter)  # the second click built nothing
+        assert s.decide(other, "approve")[0] == 200
+        eventually(lambda: status_of(butler, other) == "resolved")
+        assert (elsewhere / "a.txt").read_text() == "a"  # in its own folder, not the first's
+        assert s.decide(newer, "approve")[0] == 200
+        eventually(lambda: status_of(butler, newer) == "resolved")
+    finally:
+        s.stop()
+    assert [line.split()[0] for line in builds(counter)] == [
+        str(workdir),
+        str(elsewhere),
+        str(workdir),
+    ]
+
+
+def test_a_policy_file_edited_between_two_clicks_is_obeyed_on_the_second(
+    butler: Any, script: Any, butler_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """The rule for b.txt goes from "ask" to "refuse" between two approvals of one context:
+    same size, same inode, its modification time put back — only the bytes changed."""
+    rules = tmp_path / "rules.toml"
+    rule = '[[rule]]\nname = "b"\ntool = "write_file"\nargs = {path = "b.txt"}\n'
+    rules.write_text(rule + 'tier = "dangerous"\n')
+    flags = ("--policy", "tiered", "--policy-file", str(rules))
+    model = script(WRITE_A, WRITE_B, {"text": "done"})
+    first, second = park(butler, model, *flags), park(butler, model, *flags)
+    counter = tmp_path / "sessions.txt"
+    s = start_serve(butler_home, workdir, BUTLER_TEST_COUNT_SESSIONS=str(counter))
+    try:
+        assert s.decide(first, "approve")[0] == 200
+        eventually(lambda: status_of(butler, first) == "resolved")
+        before = os.stat(rules)
+        with open(rules, "r+", encoding="utf-8") as fh:  # in place: the same inode and size
+            fh.write(rule + 'tier = "forbidden"\n')
+        os.utime(rules, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert os.stat(rules).st_size == before.st_size
+        assert s.decide(second, "approve")[0] == 200
+        eventually(lambda: status_of(butler, second) == "resolved")
+    finally:
+        s.stop()
+    pending = json.loads(butler("pending", "--json").stdout)
+    # the first asked again for b.txt (one new park); the second was refused it, as edited
+    assert len(pending) == 1 and "b.txt" in json.dumps(pending[0]), pending
+    assert not (workdir / "b.txt").exists()
+    assert len(builds(counter)) == 2  # the edit rebuilt the session
+
+
+def test_a_kept_session_is_lent_to_one_run_at_a_time(
+    butler_home: Path, workdir: Path, script: Any
+) -> None:
+    """Two runs at once get two sessions (the inbox decides on threads); given back, the
+    next run of that context takes one of them, built nothing new."""
+    sessions = Sessions(butler_home)
+    opts = RunOptions(model=script({"text": "hi"}))
+    one, two = sessions.lend(opts, workdir), sessions.lend(opts, workdir)
+    assert one is not two and one.block == two.block
+    sessions.give_back(one)
+    sessions.give_back(two)
+    again = sessions.lend(opts, workdir)
+    assert again in (one, two)
+    other = sessions.lend(RunOptions(model=script({"text": "other"})), workdir)
+    assert other not in (one, two)
+    sessions.give_back(again)
+    sessions.give_back(other)
+    sessions.close()
+    assert one.memory is not None
+
+
+def test_a_fact_forgotten_between_two_clicks_is_not_sent_by_the_second(
+    fake: Any, butler: Any, butler_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """Two parks of one context were sent the same block; the person forgets a fact of it
+    after the first approval: the kept session's block is stale, the second resume sends the
+    block composed afresh (as `butler resume` would), never the forgotten fact."""
+    from fake_llm import Reply, openai_stream, split
+
+    for fact in ("Ana's passport number is X1234567.", "Ana prefers short answers."):
+        assert butler("memory", "add", fact, "--importance", "high").returncode == 0
+    facts = json.loads(butler("memory", "list", "--kind", "semantic", "--json").stdout)
+    passport = next(e["id"] for e in facts if "passport" in e["text"])
+    env = {"OPENAI_API_KEY": "sk-test-sessions-000000000"}
+    args = ("--model", "openai:gpt-test", "--base-url", fake.url + "/v1")
+    write = split({"path": "a.txt", "content": "hi"})
+    parks = []
+    for _ in range(2):
+        fake.replies = [Reply(events=openai_stream("", [("w1", "write_file", write)]))]
+        ran = butler("run", *args, "write a.txt", "--json", env=env)
+        assert ran.returncode == 3, ran.stderr
+        parks.append(json.loads(ran.stdout)["park_id"])
+    sent = [q["body"]["messages"][0]["content"] for q in fake.requests]
+    assert sent[0] == sent[1] and "passport" in sent[0]  # one context
+    counter = tmp_path / "sessions.txt"
+    fake.replies = [Reply(events=openai_stream("Done.")) for _ in range(2)]
+    s = start_serve(butler_home, workdir, BUTLER_TEST_COUNT_SESSIONS=str(counter), **env)
+    try:
+        assert s.decide(parks[0], "approve")[0] == 200
+        eventually(lambda: status_of(butler, parks[0]) == "resolved")
+        assert "passport" in fake.requests[-1]["body"]["messages"][0]["content"]
+        assert butler("memory", "forget", passport).returncode == 0
+        assert s.decide(parks[1], "approve")[0] == 200
+        eventually(lambda: status_of(butler, parks[1]) == "resolved")
+    finally:
+        s.stop()
+    assert len(fake.requests) == 4
+    assert "passport" not in fake.requests[-1]["body"]["messages"][0]["content"]
+    assert "short answers" in fake.requests[-1]["body"]["messages"][0]["content"]
