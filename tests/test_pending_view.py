@@ -144,6 +144,10 @@ def test_the_inbox_card_shows_both_calls_as_changes_and_approving_runs_both_once
     assert "b.txt" in second and "1 | beta" in second, second
     assert PASSWORD not in card.inner_text() and PASSWORD not in page.content()
     assert card.locator("pre.change span.del").first.inner_text() == "-old"
+    card.locator("input.note").fill("typed before the file changed")
+    (workdir / "a.txt").write_text("older still\n")  # the open card follows the file
+    card.locator("pre.change span.del", has_text="-older still").wait_for()
+    assert card.locator("input.note").input_value() == "typed before the file changed"
     card.locator("button.approve").click()
     page.locator("#flash .ok", has_text=f"park {park_id} approved").wait_for()
     eventually(lambda: (workdir / "b.txt").exists())

@@ -4,6 +4,7 @@ the Content-Security-Policy allows only this origin's ``/static/`` files."""
 
 from __future__ import annotations
 
+import hashlib
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -115,8 +116,9 @@ def call_part(view: PendingApproval, call: PendingCall, form: str | None) -> str
         name = h(f"call:{call.call_id}")
         choice = (
             "<p class='each'>"
-            f"<label><input type='radio' form='{form}' name='{name}' value='approve'> approve"
-            f"</label> <label><input type='radio' form='{form}' name='{name}' value='deny'>"
+            f"<label><input type='radio' form='{h(form)}' name='{name}' value='approve'> "
+            f"approve</label> <label><input type='radio' form='{h(form)}' name='{name}' "
+            "value='deny'>"
             " deny</label></p>"
         )
     return (
@@ -150,8 +152,7 @@ def park_card(w: PendingApproval, keys: Keys) -> str:
         "</button><button type='submit' name='decision' value='deny' class='deny'>Deny</button>"
         f"{KEEP if w.calls[0].keepable else ''}"
     )
-    return (
-        f"<article class='park' id='park-{h(w.id)}' data-id='{h(w.id)}'>"
+    body = (
         f"<h3 class='title'>{v(title)}</h3>"
         # One paragraph, its lines kept by CSS (white-space: pre-line): with 1,000 cards,
         # every element counts for the browser (a definition list cost it a third more).
@@ -161,7 +162,14 @@ def park_card(w: PendingApproval, keys: Keys) -> str:
         f"{''.join(call_part(w, c, form) for c in w.calls)}"
         f"<form class='decide' id='{h(form)}' method='post' action='/park/{h(w.id)}/decide'>"
         "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"
-        f" maxlength='2000'>{buttons}</form></article>"
+        f" maxlength='2000'>{buttons}</form>"
+    )
+    # The card's own version: the page's script keeps a card it shows while this holds, and
+    # puts the new one in its place (the note typed carried over) once a preview changed.
+    seen = hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
+    return (
+        f"<article class='park' id='park-{h(w.id)}' data-id='{h(w.id)}' data-v='{seen}'>"
+        f"{body}</article>"
     )
 
 

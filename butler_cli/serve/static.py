@@ -1,7 +1,8 @@
 """The inbox's only script and style sheet, served from this origin (no build step).
 
 The script polls ``/parts`` every second (answered 204 when nothing changed), merges new park
-cards in without touching the ones already shown (a note being typed survives), and sends
+cards in without touching the ones already shown (a note being typed survives) unless what a
+card shows changed (its ``data-v``: a file its preview reads was edited), and sends
 decisions with the CSRF token in a header; both send the token as ``Authorization: Bearer``,
 read from the page (no cookie holds it). It never builds HTML from data: the server renders
 (and escapes) every fragment."""
@@ -34,9 +35,17 @@ function merge(list, html) {
   for (const node of list.children) {
     if (node.dataset && node.dataset.id) shown.set(node.dataset.id, node);
   }
-  const next = Array.from(tpl.content.children).map(
-    (n) => (n.dataset && n.dataset.id && shown.get(n.dataset.id)) || n
-  );
+  const next = Array.from(tpl.content.children).map((n) => {
+    const old = n.dataset && n.dataset.id && shown.get(n.dataset.id);
+    if (!old) return n;
+    if (old.dataset.v === n.dataset.v) return old;
+    // What the card shows changed (a file a preview reads was edited): the new card, with
+    // the note being typed carried over; the marks are the person's to make again.
+    const note = old.querySelector("input.note");
+    const fresh = n.querySelector("input.note");
+    if (note && fresh) fresh.value = note.value;
+    return n;
+  });
   list.replaceChildren(...next);
 }
 
@@ -66,7 +75,8 @@ document.addEventListener("submit", async (event) => {
   const pressed = event.submitter;
   const label = pressed ? pressed.textContent : "";
   // Feedback at once: the task may run for seconds before the answer comes.
-  if (pressed) pressed.textContent = pressed.value === "deny" ? "Denying…" : "Approving…";
+  const doing = {deny: "Denying…", each: "Deciding…"};
+  if (pressed) pressed.textContent = doing[pressed.value] || "Approving…";
   if (card) card.setAttribute("aria-busy", "true");
   for (const b of form.querySelectorAll("button")) b.disabled = true;
   const restore = () => {
