@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import butler_exe
+from fake_llm import POLL
 
 
 @dataclass
@@ -87,7 +88,7 @@ def loopback_server(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServe
     with ``shutdown()`` then ``server_close()``)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True).start()
     return server
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_llm import POLL
 
 from butler_cli.schedule.runner import Scheduler
 from butler_cli.schedule.store import Job, ScheduleStore
@@ -198,7 +199,7 @@ def test_the_hook_can_post_to_a_url(butler: Any, workdir: Path) -> None:
             pass
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/park"
         added = butler(
