@@ -212,15 +212,25 @@ def spawn_butler(
         env["FORCE_COLOR"] = "1"
     else:
         env["NO_COLOR"] = "1"
-    return pexpect.spawn(
-        butler_exe(),
-        args,
-        cwd=str(cwd),
-        env=env,
-        encoding="utf-8",
-        timeout=20,
-        dimensions=dimensions,
+    return prompt_speed(
+        pexpect.spawn(
+            butler_exe(),
+            args,
+            cwd=str(cwd),
+            env=env,
+            encoding="utf-8",
+            timeout=20,
+            dimensions=dimensions,
+        )
     )
+
+
+def prompt_speed(child: Any) -> Any:
+    """A pexpect child that sends at once: pexpect sleeps 50 ms before every send (for programs
+    that turn echo off after printing a prompt); each test waits for its prompt before it types,
+    and the suite sends a few hundred times."""
+    child.delaybeforesend = None
+    return child
 
 
 def imported_before_prompt(child: Any) -> set[str]:

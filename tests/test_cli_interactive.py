@@ -6,12 +6,13 @@ import json
 import os
 
 import pexpect
-from conftest import butler_exe, call
+from conftest import butler_exe, call, prompt_speed
 
 
 def spawn(args: list[str], home, cwd) -> pexpect.spawn:
     env = {**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1", "TERM": "dumb"}
-    return pexpect.spawn(butler_exe(), args, cwd=str(cwd), env=env, encoding="utf-8", timeout=20)
+    child = pexpect.spawn(butler_exe(), args, cwd=str(cwd), env=env, encoding="utf-8", timeout=20)
+    return prompt_speed(child)
 
 
 def park(butler, script) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
-from conftest import butler_exe, call
+from conftest import butler_exe, call, prompt_speed
 
 
 def two_writes(script: Any, then: str = "Both done.") -> str:
@@ -103,7 +103,8 @@ def test_a_refusal_by_the_policy_is_never_laundered(
 
 def spawn(args: list[str], home: Path, cwd: Path) -> pexpect.spawn:
     env = {**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1", "TERM": "dumb"}
-    return pexpect.spawn(butler_exe(), args, cwd=str(cwd), env=env, encoding="utf-8", timeout=20)
+    child = pexpect.spawn(butler_exe(), args, cwd=str(cwd), env=env, encoding="utf-8", timeout=20)
+    return prompt_speed(child)
 
 
 def test_the_terminal_shows_both_and_approves_all_shown(
