@@ -207,3 +207,24 @@ def test_a_named_person_outranks_the_same_words_about_someone_else(butler, tmp_p
     )
     found = _search(butler, "What did Carla paint at the harbour?")
     assert found and found[0]["text"] == "Carla painted boats", found[:3]
+
+
+def test_a_memory_that_begins_with_the_named_person_comes_before_one_that_mentions_them(
+    butler, tmp_path
+) -> None:
+    """Who a question asks about is who a memory begins with: the turn Caroline said
+    ("Caroline: …") or a fact about her ("Caroline painted …") comes before the same words in
+    a newer memory that only mentions her."""
+    _import(
+        butler,
+        tmp_path,
+        [
+            _entry(910, "Caroline painted a sunset over the lake", "2025-06-01T09:00:00+00:00"),
+            *_many(60),
+            _entry(920, "Melanie painted a sunset for Caroline", "2025-07-01T09:00:00+00:00"),
+            *_many(60, 100),
+            _entry(930, "Melanie: I saw Caroline painting the sunset", "2025-08-01T09:00:00+00:00"),
+        ],
+    )
+    found = _search(butler, "What did Caroline paint?", "-k", "3")
+    assert found and found[0]["text"] == "Caroline painted a sunset over the lake", found

@@ -11,6 +11,9 @@ column, fused with three signals measured on the LoCoMo tuning half (bench/bench
 - **expansion**: the words the best few matches share, weighted by how rare they are, are
   searched too, at EXPAND_WEIGHT: "When did Caroline go to the support group?" also finds
   the turn that says "the LGBTQ group" without the question's words.
+- **who**: a memory that begins with a person the question names ("Caroline: …", the
+  turn she said; "Caroline adopted …", a fact about her) is worth NAME_WEIGHT more than the
+  same words in a memory that only mentions her.
 
 Every match of the query's telling words is scored; see :meth:`Ranker.scored` for what a
 query of only very common words does (it stays fast on 100,000 memories).
@@ -40,7 +43,8 @@ COMMON_WINDOW = 1000
 #: The date column's weight beside the text's (1.0) in bm25.
 DATE_WEIGHT = 1.0
 COVER_WEIGHT = 2.0
-NAME_WEIGHT = 0.25
+#: How much more a memory that begins with a name the question holds is worth.
+NAME_WEIGHT = 0.5
 VARIANT_WEIGHT = 0.5
 #: Shares of the score of the memories stored 1 and 2 places before and after.
 NEIGHBOUR_WEIGHTS = (0.3, 0.1)
@@ -133,7 +137,7 @@ class Ranker:
             }
         named = [t for t in names if t in present]
         if NAME_WEIGHT and named:
-            has = self.held(named, list(scores))
+            has = self.held(named, list(scores), first=True)
             scores = {r: s * (1 + NAME_WEIGHT * (r in has)) for r, s in scores.items()}
         if EXPAND_TERMS and present:  # not from a window of common words' matches
             top = [r for r, _ in heapq.nsmallest(EXPAND_FROM, scores.items(), key=lambda i: i[1])]
@@ -184,14 +188,16 @@ class Ranker:
             for term in terms
         }
 
-    def held(self, terms: list[str], rowids: list[int]) -> dict[int, int]:
+    def held(self, terms: list[str], rowids: list[int], *, first: bool = False) -> dict[int, int]:
         """How many of ``terms`` (each in at most COMMON_TERM_DOCS memories) each of
-        ``rowids`` holds."""
+        ``rowids`` holds; with ``first``, as the first word of its text."""
         wanted = set(rowids)
         held: dict[int, int] = {}
+        where = "terms : ^" if first else ""
         for term in terms:
             for (rowid,) in self.db.execute(
-                "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?", (quote_term(term),)
+                "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?",
+                (where + quote_term(term),),
             ):
                 if rowid in wanted:
                     held[rowid] = held.get(rowid, 0) + 1
