@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from conftest import call
-from serve_support import eventually, start_serve
+from serve_support import Served, eventually, start_serve
 
 from butler_cli.app.options import RunOptions
 from butler_cli.app.session import Sessions
+from butler_cli.schedule.store import ScheduleStore
 
 WRITE_A = {"tool_calls": [call("write_file", "w", path="a.txt", content="a")]}
 WRITE_B = {"tool_calls": [call("write_file", "w2", path="b.txt", content="b")]}
@@ -29,9 +30,13 @@ def builds(counter: Path) -> list[str]:
     return counter.read_text().splitlines() if counter.exists() else []
 
 
-def status_of(butler: Any, park_id: str) -> str:
-    shown = json.loads(butler("show", park_id, "--json").stdout)
-    return str(shown["status"])
+def approve(s: Served, home: Path, park_id: str) -> None:
+    """Approve on the page and wait until the decision is over — its outcome recorded, which
+    the inbox does once the run has closed and given its session back (a click before that
+    would rightly get a second session)."""
+    done = len(ScheduleStore(home).runs())
+    assert s.decide(park_id, "approve")[0] == 200
+    eventually(lambda: len(ScheduleStore(home).runs()) > done)
 
 
 def test_serve_builds_one_session_per_recorded_context(
@@ -48,16 +53,14 @@ def test_serve_builds_one_session_per_recorded_context(
     s = start_serve(butler_home, workdir, BUTLER_TEST_COUNT_SESSIONS=str(counter))
     try:
         for pid in (first, second):
-            assert s.decide(pid, "approve")[0] == 200
-            eventually(lambda pid=pid: status_of(butler, pid) == "resolved")
+            approve(s, butler_home, pid)
         assert len(builds(counter)) == 1, builds(counter)  # the second click built nothing
-        assert s.decide(other, "approve")[0] == 200
-        eventually(lambda: status_of(butler, other) == "resolved")
+        approve(s, butler_home, other)
         assert (elsewhere / "a.txt").read_text() == "a"  # in its own folder, not the first's
-        assert s.decide(newer, "approve")[0] == 200
-        eventually(lambda: status_of(butler, newer) == "resolved")
+        approve(s, butler_home, newer)
     finally:
         s.stop()
+    assert [r.status for r in ScheduleStore(butler_home).runs()] == ["done"] * 4
     assert [line.split()[0] for line in builds(counter)] == [
         str(workdir),
         str(elsewhere),
@@ -79,17 +82,16 @@ def test_a_policy_file_edited_between_two_clicks_is_obeyed_on_the_second(
     counter = tmp_path / "sessions.txt"
     s = start_serve(butler_home, workdir, BUTLER_TEST_COUNT_SESSIONS=str(counter))
     try:
-        assert s.decide(first, "approve")[0] == 200
-        eventually(lambda: status_of(butler, first) == "resolved")
+        approve(s, butler_home, first)
         before = os.stat(rules)
         with open(rules, "r+", encoding="utf-8") as fh:  # in place: the same inode and size
             fh.write(rule + 'tier = "forbidden"\n')
         os.utime(rules, ns=(before.st_atime_ns, before.st_mtime_ns))
         assert os.stat(rules).st_size == before.st_size
-        assert s.decide(second, "approve")[0] == 200
-        eventually(lambda: status_of(butler, second) == "resolved")
+        approve(s, butler_home, second)
     finally:
         s.stop()
+    assert [r.status for r in ScheduleStore(butler_home).runs()] == ["done", "parked"]
     pending = json.loads(butler("pending", "--json").stdout)
     # the first asked again for b.txt (one new park); the second was refused it, as edited
     assert len(pending) == 1 and "b.txt" in json.dumps(pending[0]), pending
@@ -145,14 +147,13 @@ def test_a_fact_forgotten_between_two_clicks_is_not_sent_by_the_second(
     fake.replies = [Reply(events=openai_stream("Done.")) for _ in range(2)]
     s = start_serve(butler_home, workdir, BUTLER_TEST_COUNT_SESSIONS=str(counter), **env)
     try:
-        assert s.decide(parks[0], "approve")[0] == 200
-        eventually(lambda: status_of(butler, parks[0]) == "resolved")
+        approve(s, butler_home, parks[0])
         assert "passport" in fake.requests[-1]["body"]["messages"][0]["content"]
         assert butler("memory", "forget", passport).returncode == 0
-        assert s.decide(parks[1], "approve")[0] == 200
-        eventually(lambda: status_of(butler, parks[1]) == "resolved")
+        approve(s, butler_home, parks[1])
     finally:
         s.stop()
+    assert [r.status for r in ScheduleStore(butler_home).runs()] == ["done", "done"]
     assert len(fake.requests) == 4
     assert "passport" not in fake.requests[-1]["body"]["messages"][0]["content"]
     assert "short answers" in fake.requests[-1]["body"]["messages"][0]["content"]
