@@ -17,13 +17,20 @@ person sees, for a describer that falls back to it), :func:`coerce_verdict` (wha
 policy returned, as a verdict), :func:`arg_matches` and :func:`compile_pattern` (the argument
 patterns of rule files and chat grants, ``glob:``/``re:``, path arguments matched as resolved
 paths), :func:`read_text_regular` (a person-named file, refusing a FIFO or device in its place),
-and on :class:`ToolContext` the config sections (``smtp``, ``sandbox``), a stored secret
+and on :class:`ToolContext` the config sections (``section(name)``, ``sandbox``), a stored secret
 (``secret(name)``), the path checks (``path_rules()``) and a child program's environment
 (``child_env()``). A benign tool's calls run side by side with the others of their round,
 each on its own thread (``@tool(thread_safe=False)`` or ``ToolSpec(thread_safe=False)`` says
 it must not); Ctrl-C stops them all, and a tool that waits on something it can cancel
 registers the cancelling with :func:`on_interrupt`. The shipped policies and the built-in
 tools import from the butler nothing but this module (a test reads their imports).
+
+A plug-in's own **config section** is declared once, as a tuple of :class:`Setting` (name,
+type, default, environment variable, choices, whether `config set` takes it) named by an entry
+point in ``butler.settings`` (``acme = "acme_pkg.settings:SETTINGS"`` makes ``[acme]``). The
+file's section is checked against it whenever the file is read (a wrong type is one line and
+exit 2), `butler config show/get/set` know its keys, and the plug-in reads the values in
+effect with ``ToolContext.section("acme")`` or ``PolicySettings.section("acme")``.
 
 Nothing else of butler's internals is part of the contract: what is not exported here may
 change. Importing this module is cheap: pydantic loads when :func:`tool` first builds a schema.
@@ -48,6 +55,7 @@ from typing import (
 from butler_cli.core.errors import PolicyLoadError
 from butler_cli.core.gate import Gate, PathJudge, default_title
 from butler_cli.core.patterns import arg_matches, compile_pattern
+from butler_cli.core.setting import Setting
 from butler_cli.core.together import on_interrupt
 from butler_cli.core.toolsets import FunctionToolset, Toolset, ToolSpec
 from butler_cli.core.verdicts import Verdict, allow, approve, coerce_verdict, refuse
@@ -66,6 +74,7 @@ __all__ = [
     "Policy",
     "PolicyLoadError",
     "PolicySettings",
+    "Setting",
     "Tool",
     "ToolContext",
     "ToolSpec",

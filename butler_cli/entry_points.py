@@ -1,7 +1,8 @@
 """The installed packages' entry points, read once per process and kept between processes.
 
-The tool plug-ins (``butler.tools``) and the policies (``butler.policies``) are both found
-there, and each read opens the metadata of every installed package: one read serves both.
+The tool plug-ins (``butler.tools``), the policies (``butler.policies``) and the plug-ins'
+config sections (``butler.settings``) are all found there, and each read opens the metadata of
+every installed package: one read serves them all.
 ``importlib.metadata`` (with the ``email``, ``zipfile`` and ``csv`` modules it imports) is
 about a tenth of a run's start, so what one scan found is kept in the butler's home
 (:data:`CACHE_FILE`), keyed by a fingerprint of everything the scan reads: the interpreter,
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
 
 CACHE_FILE = "entry-points.json"
 #: Bumped when what the cache holds changes: a cache of another format is rebuilt.
-FORMAT = 1
+FORMAT = 2
 #: The groups a scan keeps (the only ones the butler reads).
-GROUPS = ("butler.policies", "butler.tools")
+GROUPS = ("butler.policies", "butler.tools", "butler.settings")
 #: ``importlib.metadata.EntryPoint.pattern``: how an entry point's value is read.
 _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 

@@ -258,6 +258,29 @@ def test_a_broken_config_stops_the_plain_chat_before_its_prompt(
     assert child.exitstatus == 2
 
 
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ('[smtp]\nport = "x"\n', "smtp.port must be a whole number"),
+        ("[smpt]\nport = 1\n", "unknown setting 'smpt'"),
+    ],
+    ids=["section", "typo"],
+)
+def test_a_bad_plugin_section_stops_the_chat_before_any_turn(
+    butler_home, workdir, script, config, said
+) -> None:
+    """The chat's first line reads no plug-in, so a plug-in's section ([smtp] is send_email's)
+    is checked by the full read that follows: still before a turn runs, one line, exit 2."""
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "config.toml").write_text(config, encoding="utf-8")
+    child = spawn_butler([], butler_home, workdir, BUTLER_MODEL=script({"text": "hi there"}))
+    child.sendline("hello")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert said in child.before and "hi there" not in child.before
+    assert child.exitstatus == 2 and "Traceback" not in child.before
+
+
 def test_multi_line_entry_and_slash_completion(butler_home, workdir, script) -> None:
     child = spawn(["chat", "--model", script({"text": "got both lines"})], butler_home, workdir)
     child.send("line one")

@@ -152,8 +152,8 @@ def test_a_third_party_tool_plugin_loads_like_the_built_ins(
     park_id = json_lines(r.stdout)[0]["park_id"]
     r = in_venv(acme_venv, butler_home, workdir, "resume", park_id, "--approve", "--json")
     assert r.returncode == 0, r.stderr
-    assert (workdir / "launched.txt").read_text() == "rocket\n"
-    assert tool_results(r.stdout)[0]["content"] == "pong"
+    assert (workdir / "launched.txt").read_text() == "rocket from pad-a\n"  # [acme] defaults
+    assert tool_results(r.stdout)[0]["content"].startswith("pong (retries 3")
 
 
 def test_a_broken_third_party_policy_is_named(acme_venv, butler_home, workdir, script) -> None:

@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 class Config:
     values: dict[str, Any] = field(default_factory=dict)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
-    #: [smtp] for send_email: host, port, tls, user, password_env (a variable NAME), sender.
-    smtp: dict[str, Any] = field(default_factory=dict)
+    #: The plug-ins' sections (``butler.settings``), each key's value in effect: env, else
+    #: the file, else its default. [smtp] (send_email's) is one.
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: [mcp.NAME]: command, args, env, governed (a list of globs, or true for the whole server),
     #: benign (globs of tools the server does not mark read-only that run without asking).
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -51,6 +52,8 @@ class Config:
     hooks: dict[str, Any] = field(default_factory=dict)
     #: The file these settings were read from (it may not exist).
     path: Path | None = None
+    #: The variables the plug-ins' sections name as holding a secret (masked).
+    secret_names: tuple[str, ...] = ()
 
     def model_spec(self, given: str) -> str:
         """``given`` with an alias replaced by the spec it names (one level: no chains)."""
@@ -62,12 +65,13 @@ class Config:
 
     def _key_sources(self) -> tuple[list[str], list[str]]:
         return key_sources(
-            ((p.api_key_env, p.api_key_file) for p in self.providers.values()), self.smtp
+            ((p.api_key_env, p.api_key_file) for p in self.providers.values()),
+            self.secret_names,
         )
 
     def key_variables(self) -> list[str]:
-        """The names of every variable the config says holds a secret (provider keys, the
-        SMTP password)."""
+        """The names of every variable the config says holds a secret (provider keys, those
+        the plug-ins' sections name: the SMTP password)."""
         return self._key_sources()[0]
 
     def key_files(self) -> list[Path]:
@@ -94,7 +98,9 @@ def load_config(path: Path | None = None) -> Config:
 def parse_config(raw: dict[str, Any], path: Path) -> Config:
     """Check a parsed file's settings (:func:`~butler_cli.app.config_file.check_config`: a
     usage error naming the file, which is never rewritten) into a :class:`Config`."""
-    checked = check_config(raw, path)
+    from butler_cli.app.settings import plugin_sections
+
+    checked = check_config(raw, path, plugin_sections())
     providers = {
         name: ProviderSettings(
             table.get("base_url"), table.get("api_key_env"), table.get("api_key_file")
@@ -104,12 +110,13 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
     return Config(
         checked.values,
         providers,
-        checked.smtp,
+        checked.sections,
         checked.mcp,
         checked.sandbox,
         checked.aliases,
         checked.hooks,
         path,
+        tuple(checked.secret_names),
     )
 
 

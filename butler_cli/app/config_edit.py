@@ -22,8 +22,8 @@ from butler_cli.app.config import (
     parse_config,
     resolve_setting,
 )
-from butler_cli.app.config_file import PROVIDER_KEYS, read_config
-from butler_cli.app.settings import BY_KEY, ENV, KEY_HELP
+from butler_cli.app.config_file import PROVIDER_KEYS, read_config, section_values
+from butler_cli.app.settings import ENV, KEY_HELP, find_setting
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import read_text_regular, write_atomic
 
@@ -31,8 +31,9 @@ from butler_cli.store.files import read_text_regular, write_atomic
 def _parts(key: str) -> list[str]:
     """The table path of a known key; anything else is a usage error listing the known."""
     parts = key.split(".")
+    setting = find_setting(key)
     known = (
-        (key in BY_KEY and BY_KEY[key].settable)
+        (setting is not None and setting.settable)
         or (len(parts) == 2 and parts[0] == "aliases" and bool(parts[1]))
         or (len(parts) == 3 and parts[0] == "providers" and parts[2] in PROVIDER_KEYS)
     )
@@ -42,7 +43,7 @@ def _parts(key: str) -> list[str]:
 
 
 def _typed(key: str, value: str) -> Any:
-    setting = BY_KEY.get(key)
+    setting = find_setting(key)
     return setting.parse(value) if setting is not None else value
 
 
@@ -112,14 +113,20 @@ def get_value(key: str, flags: dict[str, Any] | None = None, path: Path | None =
     config = parse_config(raw, path)
     if key in ENV:  # the options a command resolves: the very resolver it uses
         return resolve_setting(key, (flags or {}).get(key), config)
+    setting = find_setting(key)
+    if setting is not None:  # its variable, the file, its default: what a reader is given
+        table = raw.get(setting.table, {}) if setting.table else raw
+        value, source = section_values([setting], table, str(path)).get(setting, (None, "default"))
+        return Resolved(key, value, source)
     for name in parts:
         raw = raw.get(name) if isinstance(raw, dict) else None
     if raw is not None:
         return Resolved(key, raw, f"file {path}")
-    return Resolved(key, _default(key, parts), "default")
+    return Resolved(key, _default(parts), "default")
 
 
-def _default(key: str, parts: list[str]) -> Any:
+def _default(parts: list[str]) -> Any:
+    """A provider's own base URL or key variable; nothing else has a default here."""
     if parts[0] == "providers":
         from butler_cli.providers import REMOTE
 
@@ -128,9 +135,7 @@ def _default(key: str, parts: list[str]) -> Any:
             return kind.base_url
         if kind is not None and parts[2] == "api_key_env":
             return kind.key_env
-        return None
-    setting = BY_KEY.get(key)
-    return setting.default if setting is not None else None
+    return None
 
 
 TEMPLATE = """\

@@ -12,7 +12,15 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.settings import BY_KEY, DEFAULTS, ENV, TOP_KEYS, table_keys
+from butler_cli.app.settings import (
+    BY_KEY,
+    CORE_TABLES,
+    DEFAULTS,
+    ENV,
+    TOP_KEYS,
+    Setting,
+    table_rows,
+)
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import HOME_ENV, home_dir, read_text_regular, spelt_as_path
 
@@ -22,13 +30,10 @@ if TYPE_CHECKING:
     from butler_cli.core.park import RunContext
 
 CONFIG_FILE = "config.toml"
-#: The [smtp] and [sandbox] keys by type; every key is declared once in app/settings.py.
-SMTP_KEYS: dict[str, type[Any]] = table_keys("smtp")
-SANDBOX_KEYS: dict[str, type[Any]] = table_keys("sandbox")
-TLS_MODES = ("starttls", "ssl", "none")
 PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
-TABLES = ("providers", "aliases", "smtp", "mcp", "sandbox", "hooks")
 MODEL_ENV = ENV["model"]
+#: The plug-ins' sections as :func:`butler_cli.app.settings.plugin_sections` gives them.
+Declared = Mapping[str, tuple[Setting, ...]]
 
 
 class Checked:
@@ -36,31 +41,44 @@ class Checked:
     (A plain class: a NamedTuple or a dataclass costs a millisecond to make, before the
     chat's first prompt.)"""
 
-    __slots__ = ("values", "providers", "smtp", "mcp", "sandbox", "aliases", "hooks")
+    __slots__ = (
+        "values",
+        "providers",
+        "sections",
+        "mcp",
+        "sandbox",
+        "aliases",
+        "hooks",
+        "secret_names",
+    )
 
     def __init__(
         self,
         values: dict[str, Any],
         providers: dict[str, dict[str, str]],
-        smtp: dict[str, Any],
+        sections: dict[str, dict[str, Any]],
         mcp: dict[str, dict[str, Any]],
         sandbox: dict[str, Any],
         aliases: dict[str, str],
         hooks: dict[str, Any],
+        secret_names: list[str],
     ) -> None:
         self.values = values
         self.providers = providers
-        self.smtp = smtp
+        #: Each plug-in section's values in effect (env > file > default), by section.
+        self.sections = sections
         self.mcp = mcp
         self.sandbox = sandbox
         self.aliases = aliases
         self.hooks = hooks
+        #: The variables the plug-ins' sections name as holding a secret.
+        self.secret_names = secret_names
 
     def key_sources(self) -> tuple[list[str], list[str]]:
         """See :func:`key_sources`."""
         return key_sources(
             ((t.get("api_key_env"), t.get("api_key_file")) for t in self.providers.values()),
-            self.smtp,
+            self.secret_names,
         )
 
 
@@ -75,13 +93,18 @@ def config_file() -> str:
     return spelt_as_path(os.path.join(folder, CONFIG_FILE))
 
 
-def check_config(raw: dict[str, Any], path: str | Path) -> Checked:
+def check_config(
+    raw: dict[str, Any], path: str | Path, declared: Declared | None = None
+) -> Checked:
     """Check a parsed file's settings; anything unknown or of the wrong type is a usage
-    error naming the file (which is never rewritten)."""
+    error naming the file (which is never rewritten). ``declared``: the plug-ins' sections
+    (:func:`~butler_cli.app.settings.plugin_sections`); None — the chat's first line, which
+    loads no plug-in — leaves a table that is not the butler's own for the full read, which
+    comes before any turn runs."""
     aliases: dict[str, str] = {}
     values: dict[str, Any] = {}
     providers: dict[str, dict[str, str]] = {}
-    smtp: dict[str, Any] = {}
+    tables: dict[str, dict[str, Any]] = {}
     mcp: dict[str, dict[str, Any]] = {}
     sandbox: dict[str, Any] = {}
     hooks: dict[str, Any] = {}
@@ -105,24 +128,49 @@ def check_config(raw: dict[str, Any], path: str | Path) -> Checked:
             ):
                 raise _bad(path, '[aliases] maps a name to a model spec: fast = "openai:gpt-4o"')
             aliases = dict(value)
-        elif key == "smtp":
-            smtp = _smtp(value, path)
         elif key == "mcp":
             mcp = _mcp(value, path)
         elif key == "sandbox":
-            sandbox = _table("sandbox", SANDBOX_KEYS, value, path)
+            sandbox = _table("sandbox", table_rows("sandbox"), value, path)
         elif key == "hooks":
             hooks = _hooks(value, path)
         elif key in TOP_KEYS:
-            if not BY_KEY[key].accepts(value):
-                raise _bad(path, f"{key} must be {_kind_name(TOP_KEYS[key])}")
+            problem = BY_KEY[key].problem(value)
+            if problem:
+                raise _bad(path, f"{key} {problem}")
             values[key] = value
+        elif declared is not None and key in declared:
+            tables[key] = _table(key, declared[key], value, path)
+        elif declared is None and isinstance(value, dict):
+            continue  # a plug-in's section, perhaps: checked by the full read
         else:
-            raise _bad(
-                path,
-                f"unknown setting '{key}'; known: {', '.join([*TOP_KEYS, *TABLES])}",
-            )
-    return Checked(values, providers, smtp, mcp, sandbox, aliases, hooks)
+            known = [*TOP_KEYS, *CORE_TABLES, *(declared or ())]
+            raise _bad(path, f"unknown setting '{key}'; known: {', '.join(known)}")
+    sections: dict[str, dict[str, Any]] = {}
+    secret_names: list[str] = []
+    for name, rows in (declared or {}).items():
+        found = section_values(rows, tables.get(name, {}), str(path))
+        sections[name] = {row.name: value for row, (value, _) in found.items()}
+        secret_names += [v for row, (v, _) in found.items() if row.secret_name and v]
+    return Checked(values, providers, sections, mcp, sandbox, aliases, hooks, secret_names)
+
+
+def section_values(
+    rows: Iterable[Setting], table: Mapping[str, Any], file: str
+) -> dict[Setting, tuple[Any, str]]:
+    """A section's values in effect, each with where it came from: the key's variable (when
+    set and not empty), else the file's ``table``, else its default (a key with none of them
+    is left out)."""
+    found: dict[Setting, tuple[Any, str]] = {}
+    for row in rows:
+        from_env = os.environ.get(row.env) if row.env else None
+        if row.env and from_env:
+            found[row] = (row.parse(from_env, row.env), f"env {row.env}")
+        elif row.name in table:
+            found[row] = (table[row.name], f"file {file}")
+        elif row.default is not None:
+            found[row] = (row.default, "default")
+    return found
 
 
 def _hooks(value: Any, path: str | Path) -> dict[str, Any]:
@@ -173,28 +221,16 @@ def _mcp(value: Any, path: str | Path) -> dict[str, dict[str, Any]]:
     return dict(value)
 
 
-def _table(name: str, keys: dict[str, type[Any]], value: Any, path: str | Path) -> dict[str, Any]:
-    """A settings table (``[smtp]``, ``[sandbox]``): only its declared keys, each its type."""
-    if not isinstance(value, dict) or set(value) - set(keys):
-        raise _bad(path, f"[{name}] takes {', '.join(keys)}")
-    for key, kind in keys.items():
-        if key in value and not BY_KEY[f"{name}.{key}"].accepts(value[key]):
-            raise _bad(path, f"{name}.{key} must be {_kind_name(kind)}")
-    return dict(value)
-
-
-def _kind_name(kind: type[Any]) -> str:
-    return {
-        bool: "true or false",
-        int: "a whole number",
-        list: "a list of folder paths",
-    }.get(kind, f"a {kind.__name__}")
-
-
-def _smtp(value: Any, path: str | Path) -> dict[str, Any]:
-    value = _table("smtp", SMTP_KEYS, value, path)
-    if value.get("tls", "starttls") not in TLS_MODES:
-        raise _bad(path, f"smtp.tls must be one of {', '.join(TLS_MODES)}")
+def _table(name: str, rows: Iterable[Setting], value: Any, path: str | Path) -> dict[str, Any]:
+    """A settings table (``[sandbox]``, a plug-in's ``[smtp]``): only its declared keys, each
+    of its type."""
+    by_name = {row.name: row for row in rows}
+    if not isinstance(value, dict) or set(value) - set(by_name):
+        raise _bad(path, f"[{name}] takes {', '.join(by_name)}")
+    for key, row in by_name.items():
+        problem = row.problem(value[key]) if key in value else None
+        if problem:
+            raise _bad(path, f"{row.key} {problem}")
     return dict(value)
 
 
@@ -219,11 +255,11 @@ def read_config(path: str | Path) -> dict[str, Any]:
 
 
 def key_sources(
-    providers: Iterable[tuple[str | None, str | None]], smtp: Mapping[str, Any]
+    providers: Iterable[tuple[str | None, str | None]], secret_names: Iterable[str]
 ) -> tuple[list[str], list[str]]:
-    """(the names of every variable the config says holds a secret — provider keys, the SMTP
-    password —, the key files it names, ``~`` expanded), from each provider's
-    (api_key_env, api_key_file)."""
+    """(the names of every variable the config says holds a secret — provider keys, those a
+    plug-in's section names (the SMTP password) —, the key files it names, ``~`` expanded),
+    from each provider's (api_key_env, api_key_file)."""
     names: list[str] = []
     files: list[str] = []
     for key_env, key_file in providers:
@@ -231,8 +267,7 @@ def key_sources(
             names.append(key_env)
         if key_file:
             files.append(os.path.expanduser(key_file))
-    smtp_env = smtp.get("password_env", "BUTLER_SMTP_PASSWORD")
-    return ([*names, smtp_env] if isinstance(smtp_env, str) else names), files
+    return [*names, *secret_names], files
 
 
 def remember_secrets(names: list[str], files: list[str], *, stored_keys: bool = True) -> None:

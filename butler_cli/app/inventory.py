@@ -28,7 +28,9 @@ def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, To
     opts = resolve_options(opts, config)
     home = butler_home()
     policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
-    policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
+    policy = load_policy(
+        opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file, config.sections)
+    )
     base = Path.cwd()
     context = ToolContext(
         base,
@@ -36,7 +38,7 @@ def offline_toolsets(opts: RunOptions) -> tuple[LoadedPolicy, list[tuple[str, To
         policy.classify,
         protected_paths(home, [policy_file, *policy.files], config),
         roots_from(base, config.allowed_roots()),
-        config.smtp,
+        config.sections,
         config.sandbox,  # every config section a run gives its tools, so they are built alike
     )
     memory = MemoryTools(open_memory(home, opts.profile or DEFAULT_PROFILE)).toolset()
@@ -64,7 +66,7 @@ def tool_inventory(opts: RunOptions) -> list[dict[str, Any]]:
 
 def not_offered() -> list[str]:
     """Built-in tools left out for want of configuration, each with what would offer it."""
-    if load_config().smtp.get("host"):
+    if load_config().sections.get("smtp", {}).get("host"):
         return []
     return ["send_email is not offered: no SMTP server is set (butler config set smtp.host HOST)"]
 

@@ -154,7 +154,9 @@ def open_session(
     memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
     provider = resolve_model(model, opts.base_url, settings.providers, opts.model_options)
     policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
-    policy = load_policy(opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file))
+    policy = load_policy(
+        opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file, settings.sections)
+    )
     _count(cwd, policy.spec)
     same_memory = recorded is not None and memory.profile == recorded.profile
     recorded_block = recorded.memory_block if same_memory and recorded else None
@@ -249,7 +251,7 @@ def _toolbox(
                 policy.classify,
                 protected=protected,
                 allowed_roots=settings.allowed_roots(),
-                smtp=settings.smtp,
+                sections=settings.sections,
                 sandbox=settings.sandbox,
             ),
             *mcp_sets,

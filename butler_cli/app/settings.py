@@ -13,71 +13,14 @@ dataclass or pathlib is worth its import.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY, DEFAULT_SYSTEM
+from butler_cli.core.errors import UsageError
+from butler_cli.core.setting import Setting
 
-
-class Setting:
-    """One key of the config file: ``model``, ``smtp.port``, ``sandbox.network``…"""
-
-    __slots__ = ("key", "kind", "default", "env", "resolved", "settable", "help")
-
-    def __init__(
-        self,
-        key: str,
-        kind: type[Any],
-        default: Any = None,
-        *,
-        env: str | None = None,
-        resolved: bool = False,
-        settable: bool = True,
-        help: str = "",
-    ) -> None:
-        self.key = key
-        self.kind = kind
-        self.default = default
-        self.env = env
-        #: a command's flag and a resumed park's record come before env, file and default
-        self.resolved = resolved
-        #: `butler config set KEY VALUE` takes it
-        self.settable = settable
-        self.help = help
-
-    @property
-    def table(self) -> str | None:
-        """The table it lives in (``smtp`` for ``smtp.port``), None at the top level."""
-        return self.key.split(".", 1)[0] if "." in self.key else None
-
-    @property
-    def name(self) -> str:
-        """Its name inside its table (``port`` for ``smtp.port``)."""
-        return self.key.rsplit(".", 1)[-1]
-
-    def parse(self, text: str, given_as: str | None = None) -> Any:
-        """A value given as text (`config set`, or the variable ``given_as``) as this key's
-        type; a usage error naming where it was given when it is not one."""
-        from butler_cli.core.errors import UsageError
-
-        if self.kind is int:
-            if not text.isdigit():
-                raise UsageError(f"{given_as or self.key} must be a whole number, not {text!r}")
-            return int(text)
-        if self.kind is bool:
-            if text.lower() not in ("true", "false"):
-                raise UsageError(f"{given_as or self.key} must be true or false")
-            return text.lower() == "true"
-        if self.kind is list:
-            return [p.strip() for p in text.split(",") if p.strip()]
-        return text
-
-    def accepts(self, value: Any) -> bool:
-        """Whether a value read from the file has this key's type (a bool is no number)."""
-        if self.kind is not bool and isinstance(value, bool):
-            return False
-        if self.kind is list:
-            return isinstance(value, list) and all(isinstance(v, str) for v in value)
-        return isinstance(value, self.kind)
+__all__ = ["SETTINGS", "Setting", "plugin_sections", "find_setting"]
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -113,23 +56,19 @@ SETTINGS: tuple[Setting, ...] = (
         help="your own persona for the system prompt",
     ),
     Setting("allowed_roots", list, help="folders the tools may reach, comma-separated"),
-    Setting("smtp.host", str, help="the SMTP server for send_email"),
-    Setting("smtp.port", int),
-    Setting("smtp.tls", str, "starttls", help="starttls, ssl or none"),
-    Setting("smtp.user", str),
-    Setting("smtp.password_env", str, "BUTLER_SMTP_PASSWORD", help="the variable's NAME"),
-    Setting("smtp.sender", str),
     Setting("sandbox.network", bool, True, help="false cuts run_command off the network"),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 #: The top-level keys, by type (the file check).
 TOP_KEYS: dict[str, type[Any]] = {s.key: s.kind for s in SETTINGS if s.table is None}
-#: A table's keys by type, e.g. ``table_keys("smtp")``.
+#: The butler's own tables (a plug-in's section may not take one of these names).
+CORE_TABLES = ("providers", "aliases", "mcp", "sandbox", "hooks")
 
 
-def table_keys(table: str) -> dict[str, type[Any]]:
-    return {s.name: s.kind for s in SETTINGS if s.table == table}
+def table_rows(table: str) -> tuple[Setting, ...]:
+    """The butler's own keys of a table, e.g. ``table_rows("sandbox")``."""
+    return tuple(s for s in SETTINGS if s.table == table)
 
 
 #: The options every command resolves (flag > park > env > file > default), by variable.
@@ -140,5 +79,64 @@ DEFAULTS: dict[str, Any] = {s.key: s.default for s in SETTINGS if s.default is n
 KEY_HELP = ", ".join(
     [s.key for s in SETTINGS if s.settable and s.table is None]
     + sorted({f"{s.table}.<field>" for s in SETTINGS if s.settable and s.table})
-    + ["aliases.<name>", "providers.<name>.base_url / api_key_env / api_key_file"]
+    + [
+        "<section>.<field> of a plug-in's section (`butler config show`)",
+        "aliases.<name>",
+        "providers.<name>.base_url / api_key_env / api_key_file",
+    ]
 )
+
+#: The entry point group where a plug-in declares its config section: the entry point's name
+#: is the section's (``[smtp]``), its target a sequence of :class:`Setting` (bare names).
+GROUP = "butler.settings"
+_SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,47}")
+_sections: dict[str, tuple[Setting, ...]] | None = None
+
+
+def plugin_sections() -> dict[str, tuple[Setting, ...]]:
+    """Every plug-in's section, by name, each key as ``section.name`` — read once per process
+    from the ``butler.settings`` entry points (never on the chat's first line). A declaration
+    that cannot be loaded, is not a sequence of settings, or takes a name the butler or another
+    plug-in uses is a usage error naming it: the butler does not start on a half-read file."""
+    global _sections
+    if _sections is None:
+        from butler_cli.entry_points import in_group
+
+        found: dict[str, tuple[Setting, ...]] = {}
+        for ep in sorted(in_group(GROUP), key=lambda ep: ep.name):
+            found[ep.name] = _declared(ep.name, ep.value, ep.load, found)
+        _sections = found
+    return _sections
+
+
+def _declared(
+    name: str, target: str, load: Any, taken: dict[str, tuple[Setting, ...]]
+) -> tuple[Setting, ...]:
+    where = f"settings plug-in '{name}' = {target}"
+    if not _SECTION_NAME.fullmatch(name) or name in CORE_TABLES or name in BY_KEY:
+        raise UsageError(f"{where}: '{name}' cannot name a section", code="settings_plugin")
+    if name in taken:
+        raise UsageError(f"{where}: section [{name}] is declared twice", code="settings_plugin")
+    try:
+        declared = load()
+    except Exception as exc:
+        raise UsageError(
+            f"{where} failed: {type(exc).__name__}: {exc}"[:400], code="settings_plugin"
+        ) from exc
+    rows = tuple(declared) if isinstance(declared, list | tuple) else ()
+    names = [s.key for s in rows if isinstance(s, Setting)]
+    if not rows or len(names) != len(rows) or len(set(names)) != len(names):
+        raise UsageError(f"{where}: not a list of distinct Setting", code="settings_plugin")
+    if any(not re.fullmatch(r"[a-z][a-z0-9_]{0,47}", n) for n in names):
+        raise UsageError(f"{where}: a setting's name is a-z, 0-9 and _", code="settings_plugin")
+    return tuple(s.within(name) for s in rows)
+
+
+def find_setting(key: str) -> Setting | None:
+    """The declaration of ``key``: the butler's own, else a plug-in section's."""
+    if key in BY_KEY:
+        return BY_KEY[key]
+    table = key.split(".", 1)[0] if "." in key else None
+    if table is None or table in CORE_TABLES:
+        return None
+    return next((s for s in plugin_sections().get(table, ()) if s.key == key), None)

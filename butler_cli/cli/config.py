@@ -27,8 +27,9 @@ def path() -> None:
 
 @app.command("show")
 def show(json_out: Json = False) -> None:
-    """The settings in effect from the file, and for each provider whether its key is set
-    (keys themselves are never shown)."""
+    """The settings in effect from the file, each plug-in section's values (from its
+    variable, the file or its default), and for each provider whether its key is set (keys
+    themselves are never shown)."""
     from butler_cli.app.config import config_path, load_config
     from butler_cli.app.provider_list import providers as listed
     from butler_cli.cli import render
@@ -46,6 +47,7 @@ def show(json_out: Json = False) -> None:
                 "settings": config.values,
                 "providers": providers,
                 "aliases": config.aliases,
+                "sections": config.sections,
             }
         )
         return
@@ -57,6 +59,9 @@ def show(json_out: Json = False) -> None:
         print(f"[{name}] base_url={url} key from {env}: {p['key']}")
     for alias, spec in config.aliases.items():
         print(f"alias {alias} = {spec}")
+    for section, values in config.sections.items():  # the plug-ins' sections, in effect
+        for key, value in values.items():
+            print(f"{section}.{key} = {value!r}")
 
 
 @app.command("set")

@@ -19,7 +19,7 @@ def builtin_toolsets(
     policy: Classifier | None,
     protected: Sequence[Path | None] = (),
     allowed_roots: list[str] | None = None,
-    smtp: Mapping[str, Any] | None = None,
+    sections: Mapping[str, Mapping[str, Any]] | None = None,
     sandbox: Mapping[str, Any] | None = None,
 ) -> list[Toolset]:
     """Every tool from the ``butler.tools`` plug-ins, bound to the task's folder, the butler's
@@ -35,7 +35,7 @@ def builtin_toolsets(
         policy,
         [p for p in protected if p is not None],
         roots_from(base_dir, allowed_roots),
-        dict(smtp or {}),
+        dict(sections or {}),
         dict(sandbox or {}),
     )
     return [toolset for plugin in load_tool_plugins(context) for toolset in plugin.toolsets]

@@ -29,10 +29,18 @@ class ToolContext:
     policy: Classifier | None
     protected: Sequence[Path] = ()
     roots: Sequence[Path] = ()
-    #: [smtp] of the config file (host, port, tls, user, password_env, sender).
-    smtp: Mapping[str, Any] = field(default_factory=dict)
+    #: The plug-ins' config sections (``butler.settings``), by name: each key's value in
+    #: effect (its variable, else the file, else its default). See :meth:`section`.
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: [sandbox] settings for programs the butler starts (``network``).
     sandbox: Mapping[str, Any] = field(default_factory=dict)
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        """The config section ``[name]`` a plug-in declared (an entry point in the
+        ``butler.settings`` group), checked against its declaration when the file was read:
+        every key with a value (from its variable, the file or its default); empty when no
+        plug-in declares it."""
+        return self.sections.get(name, {})
 
     @staticmethod
     def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""``send_email``: governed, over the SMTP server named in the config file.
+"""``send_email``: governed, over the SMTP server named in the config file's ``[smtp]``
+(declared in :mod:`butler_cli.tools.plugins`, so every key arrives checked, defaults filled).
 
 The password comes from the environment variable the config names (never the file itself).
 """
@@ -63,8 +64,8 @@ class EmailTool:
         host = self.smtp.get("host")
         if not host:
             raise RuntimeError("no SMTP server configured: butler config set smtp.host HOST")
-        port = int(self.smtp.get("port", 587))
-        tls = self.smtp.get("tls", "starttls")
+        port = int(self.smtp["port"])
+        tls = self.smtp["tls"]
         # Here, not at the top: smtplib and email (with ssl) load only when mail is sent.
         import smtplib
         from email.message import EmailMessage
@@ -80,8 +81,7 @@ class EmailTool:
                 smtp.starttls()
             user = self.smtp.get("user")
             if user:
-                secret_env = self.smtp.get("password_env", "BUTLER_SMTP_PASSWORD")
-                smtp.login(user, self.secret(secret_env) or "")
+                smtp.login(user, self.secret(self.smtp["password_env"]) or "")
             refused = smtp.send_message(message)
         sent = [a for a in to if a not in refused]
         return f"sent to {', '.join(sent)}" + (

@@ -8,9 +8,9 @@ tools' own modules beside this one). The loader that finds them is
 
 from __future__ import annotations
 
-from butler_cli.api import ToolContext, Toolset
+from butler_cli.api import Setting, ToolContext, Toolset
 
-__all__ = ["ToolContext", "clock", "command", "email", "files", "http"]
+__all__ = ["SMTP", "ToolContext", "clock", "command", "email", "files", "http"]
 
 
 def files(context: ToolContext) -> list[Toolset]:
@@ -45,10 +45,24 @@ def http(context: ToolContext) -> Toolset:
 
 
 def email(context: ToolContext) -> list[Toolset]:
-    """send_email, only where an SMTP server is configured: offered without one, it was asked
-    about, approved by a person, and only then failed."""
-    if not context.smtp.get("host"):
+    """send_email, only where an SMTP server is configured (``[smtp]``, declared by
+    :data:`SMTP`): offered without one, it was asked about, approved by a person, and only
+    then failed."""
+    smtp = context.section("smtp")
+    if not smtp.get("host"):
         return []
     from butler_cli.tools.email import EmailTool
 
-    return [EmailTool(context.smtp, context.secret).governed(context.policy)]
+    return [EmailTool(smtp, context.secret).governed(context.policy)]
+
+
+#: send_email's config section ``[smtp]``, declared as any plug-in declares one: an entry
+#: point in ``butler.settings`` (``smtp = "butler_cli.tools.plugins:SMTP"``, pyproject.toml).
+SMTP = (
+    Setting("host", str, help="the SMTP server for send_email"),
+    Setting("port", int, 587),
+    Setting("tls", str, "starttls", choices=("starttls", "ssl", "none")),
+    Setting("user", str),
+    Setting("password_env", str, "BUTLER_SMTP_PASSWORD", secret_name=True, help="a NAME"),
+    Setting("sender", str),
+)
