@@ -4,8 +4,10 @@ three MCP servers configured (none of their tools used by the task).
 Each sample parks a fresh `write_file` with `butler run` (a scripted model), then approves it
 either with `butler resume ID --approve` (wall time of the process) or by a POST to a running
 `butler serve` (wall time until the task's outcome is recorded: the page answers at once with it, or after
-3 s with "continuing"). The two
-kinds are interleaved so machine noise hits both alike.
+3 s with "continuing"). The inbox is measured twice: each park made by a model of its own (a
+context the server has not seen: the click builds a session) and every park made by one model
+in one folder, as a person's are (the click runs on the session the server keeps, issue 23).
+The kinds are interleaved so machine noise hits them alike.
 
 Run: python bench/bench_decide.py [RUNS]  (default 9; prints a Markdown table)
 Target (issue 23): the inbox answers within 1.2x of `butler resume`.
@@ -50,7 +52,8 @@ def write_home(root: Path, servers: int) -> tuple[Path, Path, dict[str, str]]:
     return home, work, env
 
 
-def park(root: Path, work: Path, env: dict[str, str], n: int) -> str:
+def park(root: Path, work: Path, env: dict[str, str], n: int | str) -> str:
+    """A parked write by the scripted model ``script{n}.json`` (one name: one model)."""
     script = root / f"script{n}.json"
     turns = [
         {
@@ -64,7 +67,8 @@ def park(root: Path, work: Path, env: dict[str, str], n: int) -> str:
         },
         {"text": "written"},
     ]
-    script.write_text(json.dumps({"turns": turns}))
+    if not script.exists():
+        script.write_text(json.dumps({"turns": turns}))
     ran = subprocess.run(
         [str(BIN / "butler"), "run", "--model", f"scripted:{script}", "write", "--json"],
         cwd=work,
@@ -92,8 +96,9 @@ def post_decision(base: str, token: str, park_id: str) -> dict[str, object]:
         return dict(json.loads(res.read()))
 
 
-def measure(runs: int, servers: int) -> tuple[float, float]:
-    """Median seconds of (resume, inbox) approvals in a home with ``servers`` MCP servers."""
+def measure(runs: int, servers: int) -> tuple[float, float, float]:
+    """Median seconds of (resume, inbox with a new context, inbox with a kept session)
+    approvals in a home with ``servers`` MCP servers."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         home, work, env = write_home(root, servers)
@@ -102,6 +107,7 @@ def measure(runs: int, servers: int) -> tuple[float, float]:
         base = f"http://127.0.0.1:{port}"
         resume: list[float] = []
         inbox: list[float] = []
+        kept: list[float] = []
         try:
             for n in range(runs):
                 pid = park(root, work, env, 2 * n)
@@ -115,19 +121,52 @@ def measure(runs: int, servers: int) -> tuple[float, float]:
                 )
                 resume.append(time.perf_counter() - start)
                 assert done.returncode == 0, done.stderr
-                pid = park(root, work, env, 2 * n + 1)
-                before = len(store.runs())
-                start = time.perf_counter()
-                answer = post_decision(base, token, pid)
-                while len(store.runs()) == before or not store.runs()[0].finished_at:
-                    time.sleep(0.01)  # answered "continuing": wait for the recorded outcome
-                inbox.append(time.perf_counter() - start)
-                assert answer.get("ok"), answer
-                assert store.runs()[0].status == "done", store.runs()[0]
+                for pid, into in (
+                    (park(root, work, env, 2 * n + 1), inbox),
+                    (park(root, work, env, "-one"), kept),
+                ):
+                    before = len(store.runs())
+                    start = time.perf_counter()
+                    answer = post_decision(base, token, pid)
+                    while len(store.runs()) == before or not store.runs()[0].finished_at:
+                        time.sleep(0.01)  # answered "continuing": wait for the recorded outcome
+                    into.append(time.perf_counter() - start)
+                    assert answer.get("ok"), answer
+                    assert store.runs()[0].status == "done", store.runs()[0]
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-    return statistics.median(resume), statistics.median(inbox)
+    return statistics.median(resume), statistics.median(inbox), statistics.median(kept)
+
+
+def build_or_lend(servers: int, times: int = 41) -> tuple[float, float]:
+    """Median seconds, in this process, to build a session for a park's context (what every
+    click did before issue 23) and to lend a kept one (its files compared, its block
+    recomposed to check it: what a click does now)."""
+    from butler_cli.app.options import RunOptions
+    from butler_cli.app.session import Sessions, open_session
+    from butler_cli.core.park import RunContext
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        home, work, env = write_home(root, servers)
+        os.environ["BUTLER_HOME"] = str(home)
+        script = root / "script.json"
+        script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
+        context = RunContext(task="t", model=f"scripted:{script}", policy="ask", cwd=str(work))
+        built: list[float] = []
+        lent: list[float] = []
+        sessions = Sessions(home)
+        sessions.give_back(sessions.lend(RunOptions(), work, context))
+        for _ in range(times):
+            start = time.perf_counter()
+            open_session(RunOptions(), cwd=work, home=home, recorded=context).close()
+            built.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            sessions.give_back(sessions.lend(RunOptions(), work, context))
+            lent.append(time.perf_counter() - start)
+        sessions.close()
+    return statistics.median(built), statistics.median(lent)
 
 
 def main() -> None:
@@ -135,12 +174,20 @@ def main() -> None:
     compile_checkouts()
     print(f"{runs} approvals of each kind, interleaved, per row\n")
     print(
-        "| MCP servers configured (none used) | `butler resume ID --approve` | inbox Approve | inbox / resume |"
+        "| MCP servers configured (none used) | `butler resume ID --approve` "
+        "| inbox Approve, a new context | inbox Approve, a kept session | kept / resume |"
     )
-    print("|---|---|---|---|")
+    print("|---|---|---|---|---|")
     for servers in (0, 3):
-        r, i = measure(runs, servers)
-        print(f"| {servers} | {r * 1000:.0f} ms | {i * 1000:.0f} ms | {i / r:.2f}x |")
+        r, i, k = measure(runs, servers)
+        print(
+            f"| {servers} | {r * 1000:.0f} ms | {i * 1000:.1f} ms | {k * 1000:.1f} ms "
+            f"| {k / r:.2f}x |"
+        )
+    print("\n| MCP servers configured | build a session | lend a kept one |\n|---|---|---|")
+    for servers in (0, 3):
+        b, lend = build_or_lend(servers)
+        print(f"| {servers} | {b * 1000:.2f} ms | {lend * 1000:.2f} ms |")
 
 
 if __name__ == "__main__":
