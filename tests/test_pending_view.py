@@ -16,7 +16,8 @@ from typing import Any
 import pexpect
 from conftest import call, spawn_butler
 from serve_support import eventually, start_serve
-from test_inbox_browser import WAIT_MS, browser, served  # noqa: F401 - the same fixtures
+from test_inbox_browser import browser, served  # noqa: F401 - the same fixtures
+from test_inbox_look import open_page
 
 PASSWORD = "hunter2-VIEWCANARY"
 
@@ -116,14 +117,6 @@ def test_the_chat_shows_each_call_with_its_change_masks_and_runs_both_once(
     assert [x["outcome"] for x in audit if x["event"] == "resume"] == ["ran", "ran"]
 
 
-def open_inbox(chromium: Any, url: str) -> Any:
-    context = chromium.new_context(viewport={"width": 1100, "height": 900})
-    context.set_default_timeout(WAIT_MS)
-    page = context.new_page()
-    page.goto(url)
-    return page
-
-
 def test_the_inbox_card_shows_both_calls_as_changes_and_approving_runs_both_once(
     browser: Any,  # noqa: F811
     served: Any,  # noqa: F811
@@ -133,7 +126,7 @@ def test_the_inbox_card_shows_both_calls_as_changes_and_approving_runs_both_once
     butler_home: Path,
 ) -> None:
     park_id = park_two(butler, script, workdir, secret=True)
-    page = open_inbox(browser, served.url)
+    page = open_page(browser, served, 1100, 900)
     card = page.locator(f"#park-{park_id}")
     card.wait_for()
     calls = card.locator("section.call")
@@ -167,7 +160,7 @@ def test_the_inbox_decides_each_call_as_marked(
     workdir: Path,
 ) -> None:
     park_id = park_two(butler, script, workdir)
-    page = open_inbox(browser, served.url)
+    page = open_page(browser, served, 1100, 900)
     card = page.locator(f"#park-{park_id}")
     card.locator("section.call").nth(0).get_by_label("deny").check()
     card.locator("section.call").nth(1).get_by_label("approve").check()
@@ -192,8 +185,15 @@ def test_the_inbox_page_follows_the_file_a_preview_shows(
     s = start_serve(butler_home, workdir, "--no-scheduler")
     try:
         assert "-old" in s.request("/")[1]
+        status, body = s.request("/parts?v=")
+        version = json.loads(body)["version"]
+        assert s.request(f"/parts?v={version}")[0] == 204  # kept: nothing changed
         (workdir / "a.txt").write_text("older still\n")
         page = s.request("/")[1]
         assert "-older still" in page and "\n-old\n" not in page, page
+        status, body = s.request(f"/parts?v={version}")
+        assert status == 200 and "-older still" in json.loads(body)["parks"]
+        newer = json.loads(body)["version"]
+        assert newer != version and s.request(f"/parts?v={newer}")[0] == 204
     finally:
         s.stop()

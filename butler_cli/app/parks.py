@@ -39,8 +39,6 @@ class PendingCall:
     #: What the call would change, as plain lines (``-``/``+`` for an overwrite), masked;
     #: computed when the view is built, against the files as they are then.
     preview: tuple[str, ...]
-    #: The files the preview read: a surface that keeps a rendered view knows when it is old.
-    watched: tuple[str, ...]
     #: "Always allow here" may be offered (the policy does not ask about it every time).
     keepable: bool
     #: The patterns the policy offered to widen a session approval to (may be empty).
@@ -73,7 +71,7 @@ class PendingApproval:
 def pending_approval(state: ParkState) -> PendingApproval:
     """The one view of what ``state`` waits on (see the module's doc)."""
     from butler_cli.app.approvals import keepable
-    from butler_cli.app.preview import change_preview, preview_paths
+    from butler_cli.app.preview import change_preview
 
     cwd = state.context.cwd
     calls = []
@@ -88,7 +86,6 @@ def pending_approval(state: ParkState) -> PendingApproval:
                 reason=masked(asked.reason),
                 arguments=masked_value(redact(arguments)),
                 preview=tuple(masked(line) for line in change_preview(asked.tool, arguments, cwd)),
-                watched=tuple(str(p) for p in preview_paths(asked.tool, arguments, cwd)),
                 keepable=keepable(state, asked.call_id),
                 widen=dict(verdict.widen) if verdict is not None else {},
             )

@@ -158,8 +158,9 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
             made = rendered.get(seen)
             if made is None:
                 rows, problems = data.waiting(home)
+                exact = data.as_read(home, seen)  # the files its previews read, as read
                 parts = {
-                    "version": seen,
+                    "version": exact,
                     "parks": pages.parks_part(rows, problems, keys),
                     "outcomes": pages.outcomes_part(data.outcomes(home), decider.running(), keys),
                     "schedules": pages.schedules_part(data.schedules(home)),
@@ -170,6 +171,7 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
                 )
                 rendered.clear()
                 rendered[seen] = made
+                rendered[exact] = made
             return made
 
     async def index(request: Request) -> Response:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from butler_cli.app.parks import PendingApproval, pending_approval
+from butler_cli.app.preview import preview_paths
 from butler_cli.core.errors import ParkError, ParkNotFound
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run, ScheduleStore
@@ -46,9 +48,10 @@ def _active_ids(store: ParkStore) -> list[str]:
 #: at every render (see :func:`waiting`).
 _seen: dict[tuple[str, int, int, int], ParkState | None] = {}
 
-#: The files the last render's previews read, per home: part of the page's version, so a
-#: rendered page is rendered again once a file a preview shows changes (:func:`signature`).
-_watched: dict[str, tuple[str, ...]] = {}
+#: The files the last render's previews read, per home, each with its stamp taken just before
+#: it was read: part of the page's version, so a rendered page is rendered again once a file a
+#: preview shows changes (:func:`signature`, :func:`as_read`).
+_watched: dict[str, dict[str, str]] = {}
 
 
 def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
@@ -57,6 +60,7 @@ def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
     store = ParkStore(home)
     rows: list[PendingApproval] = []
     problems: list[Problem] = []
+    read: dict[str, str] = {}
     for pid in _active_ids(store):
         path = store.active_path(pid)
         try:
@@ -76,9 +80,13 @@ def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
                 _seen.clear()
             _seen[key] = state
         if state is not None:
+            for asked in state.approvals:  # stamped before the preview reads them
+                args = state.arguments_of(asked.call_id)
+                for file in preview_paths(asked.tool, args, state.context.cwd):
+                    read[str(file)] = _stamp(str(file))
             rows.append(pending_approval(state))
     rows.sort(key=lambda w: (w.created_at, w.id), reverse=True)
-    _watched[str(home)] = tuple(sorted({f for w in rows for c in w.calls for f in c.watched}))
+    _watched[str(home)] = read
     return rows, problems
 
 
@@ -98,21 +106,35 @@ def _stamp(path: str) -> str:
     return f"{path}:{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
 
 
+def _files_part(stamps: Iterable[str]) -> str:
+    return str(hash("|".join(sorted(stamps))) & 0xFFFFFFFFFFFF)
+
+
+def as_read(home: Path, version: str) -> str:
+    """The version a page rendered at ``version`` is exact for: its files part as the last
+    :func:`waiting` read them. Until a render has named the files its previews read, the
+    version cannot cover them; keyed under this too, the page is not rendered twice."""
+    head, dot, running = version.partition(".")
+    read = _watched.get(str(home), {})
+    return f"{head.split('-')[0]}-{_files_part(read.values())}{dot}{running}"
+
+
 def signature(home: Path) -> str:
-    """Changes whenever anything the page shows may have changed: cheap (names and times)."""
+    """Changes whenever anything the page shows may have changed: cheap (names and times).
+    Two parts, ``PARKS-FILES``: the parks and schedules, and the files the previews read."""
     parts: list[str] = []
     folder = home / "parks"
     if folder.is_dir():
         with os.scandir(folder) as it:
             parts.extend(f"{e.name}:{e.stat().st_mtime_ns}" for e in it if e.name.endswith(".json"))
-    parts.extend(_stamp(f) for f in _watched.get(str(home), ()))  # what the previews read
     for name in ("schedule.db", "schedule.db-wal"):
         try:
             st = (home / name).stat()
             parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
         except OSError:
             pass
-    return str(hash("|".join(sorted(parts))) & 0xFFFFFFFFFFFF)
+    files = _files_part(_stamp(f) for f in _watched.get(str(home), {}))
+    return f"{hash('|'.join(sorted(parts))) & 0xFFFFFFFFFFFF}-{files}"
 
 
 def outcomes(home: Path, limit: int = 20) -> list[Run]:
