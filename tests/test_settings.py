@@ -51,7 +51,7 @@ def test_each_declared_setting_is_read_set_and_defaulted_from_its_row(
 
 
 @pytest.mark.parametrize(
-    "setting", [s for s in ALL if s.kind in (int, bool) or s.choices], ids=lambda s: s.key
+    "setting", [s for s in ALL if s.kind in (int, float, bool) or s.choices], ids=lambda s: s.key
 )
 def test_a_value_of_the_wrong_type_is_refused_naming_the_key(butler: Any, setting: Setting) -> None:
     r = butler("config", "set", setting.key, "not-a-value")

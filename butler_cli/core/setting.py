@@ -27,8 +27,9 @@ class Setting:
 
     ``kind`` is ``str``, ``int``, ``float``, ``bool`` or ``list`` (of strings); ``env`` the
     variable that sets it (it comes before the file); ``choices`` the only values a string may
-    take; ``secret_name`` says its value is the NAME of a variable holding a secret (that
-    variable's value is masked everywhere the butler shows or keeps text).
+    take; ``above`` what a number must exceed; ``secret_name`` says its value is the NAME of a
+    variable holding a secret (that variable's value is masked wherever the butler shows or
+    keeps text).
     """
 
     __slots__ = (
@@ -40,6 +41,7 @@ class Setting:
         "settable",
         "help",
         "choices",
+        "above",
         "secret_name",
     )
 
@@ -54,6 +56,7 @@ class Setting:
         settable: bool = True,
         help: str = "",
         choices: tuple[str, ...] = (),
+        above: float | None = None,
         secret_name: bool = False,
     ) -> None:
         if kind not in _KIND_NAMES:
@@ -68,6 +71,8 @@ class Setting:
         self.settable = settable
         self.help = help
         self.choices = tuple(choices)
+        #: a number must be more than this (a timeout of 0 is no timeout)
+        self.above = above
         self.secret_name = secret_name
 
     def __repr__(self) -> str:
@@ -94,6 +99,7 @@ class Setting:
             settable=self.settable,
             help=self.help,
             choices=self.choices,
+            above=self.above,
             secret_name=self.secret_name,
         )
 
@@ -137,6 +143,8 @@ class Setting:
             return f"must be {_KIND_NAMES[self.kind]}"
         if self.choices and value not in self.choices:
             return f"must be one of {', '.join(self.choices)}"
+        if self.above is not None and value <= self.above:
+            return f"must be more than {self.above:g}"
         return None
 
     def accepts(self, value: Any) -> bool:
