@@ -160,6 +160,31 @@ def test_send_email_runs_once_on_approval(smtp_server, butler, script) -> None:
     assert b"Friday?" in mail.content
 
 
+def test_a_silent_smtp_server_fails_the_call_after_smtp_timeout(butler, script, allow_all) -> None:
+    """A server that accepts the connection and never greets used to hold the task for a fixed
+    30 s; `smtp.timeout` (declared once, in send_email's [smtp]) bounds it, and a timeout that
+    is no timeout is refused."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        for key, value in (("smtp.host", "127.0.0.1"), ("smtp.port", str(port))):
+            assert butler("config", "set", key, value).returncode == 0
+        assert butler("config", "get", "smtp.timeout").stdout.startswith("smtp.timeout = 30")
+        for bad in ("0", "0.0", "soon"):
+            r = butler("config", "set", "smtp.timeout", bad)
+            assert r.returncode == 2 and "smtp.timeout must be" in r.stderr, r.stderr
+        assert butler("config", "set", "smtp.timeout", "0.5").returncode == 0
+        model = script(
+            {"tool_calls": [call("send_email", "e", to="a@example.test", subject="s", body="b")]},
+            {"text": "k"},
+        )
+        r = butler("run", "--model", model, "go", "--json", *allow_all, timeout=20)
+    assert r.returncode == 0, r.stderr
+    res = tool_results(r.stdout)[0]
+    assert res["is_error"] and "timed out" in res["content"], res
+
+
 def test_send_email_is_not_offered_without_an_smtp_server(butler, script, fake) -> None:
     """It used to be offered, asked about, approved by a person — and only then fail. Without
     [smtp] host the provider is never told of it, a model that calls it anyway is told the tool

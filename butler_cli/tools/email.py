@@ -76,7 +76,7 @@ class EmailTool:
         message["Subject"] = args["subject"]
         message.set_content(args["body"])
         client = smtplib.SMTP_SSL if tls == "ssl" else smtplib.SMTP
-        with client(host, port, timeout=30) as smtp:
+        with client(host, port, timeout=self.smtp["timeout"]) as smtp:
             if tls == "starttls":
                 smtp.starttls()
             user = self.smtp.get("user")

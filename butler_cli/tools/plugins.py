@@ -65,4 +65,5 @@ SMTP = (
     Setting("user", str),
     Setting("password_env", str, "BUTLER_SMTP_PASSWORD", secret_name=True, help="a NAME"),
     Setting("sender", str),
+    Setting("timeout", float, 30.0, above=0, help="seconds to wait on the SMTP server"),
 )
