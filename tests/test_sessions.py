@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import call
 from serve_support import Served, eventually, start_serve
 
@@ -157,3 +158,68 @@ def test_a_fact_forgotten_between_two_clicks_is_not_sent_by_the_second(
     assert len(fake.requests) == 4
     assert "passport" not in fake.requests[-1]["body"]["messages"][0]["content"]
     assert "short answers" in fake.requests[-1]["body"]["messages"][0]["content"]
+
+
+def test_the_scheduler_keeps_a_session_across_ticks_until_its_config_changes(
+    butler: Any,
+    script: Any,
+    butler_home: Path,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each due run of a job is a run on the session its model, policy and folder share; a
+    config file edited between two ticks (one byte) is read for the next run."""
+    from datetime import UTC, datetime, timedelta
+
+    from butler_cli.schedule.runner import Scheduler
+
+    model = script({"text": "planned"})
+    added = butler("schedule", "add", "@daily", "plan", "--model", model, "--folder", str(workdir))
+    assert added.returncode == 0, added.stderr
+    job_id = added.stdout.split()[1].rstrip(":")
+    counter = tmp_path / "sessions.txt"
+    monkeypatch.setenv("BUTLER_TEST_COUNT_SESSIONS", str(counter))
+    config = butler_home / "config.toml"
+    config.write_text("# mine\n")
+    store, sessions = ScheduleStore(butler_home), Sessions(butler_home)
+    sched = Scheduler(store, sessions=sessions)
+
+    def due_run() -> str:
+        store.set_next_due(job_id, datetime.now(UTC) - timedelta(seconds=1))
+        [done] = sched.tick()
+        return done.status
+
+    assert [due_run(), due_run()] == ["done", "done"]
+    assert len(builds(counter)) == 1
+    config.write_text("# mind\n")
+    assert due_run() == "done"
+    assert len(builds(counter)) == 2
+    sessions.close()
+
+
+def test_a_run_on_a_kept_session_reads_the_kept_approvals_as_they_are_now(
+    butler_home: Path, workdir: Path, script: Any
+) -> None:
+    """Kept approvals are the run's, not the session's: one revoked since a session was built
+    never covers a call of a later run on it (fail closed), one kept since does."""
+    from butler_cli.app.approvals import keep, revoke
+    from butler_cli.app.butler import Butler
+    from butler_cli.core.grants import Grant, canonical
+
+    sessions = Sessions(butler_home)
+    opts = RunOptions(model=script({"text": "hi"}))
+
+    def run_config() -> Any:
+        with Butler(sessions.lend(opts, workdir), release=sessions.give_back) as run:
+            return run.config.kept
+
+    assert run_config() is None
+    judged = {"path": os.path.realpath(workdir / "a.txt"), "content": "a"}
+    grant = Grant("write_file", canonical({"path": "a.txt", "content": "a"}), (), canonical(judged))
+    keep(butler_home, grant, workdir, "2026-12-04T00:00:00Z")
+    assert run_config() is not None  # kept since: the next run on the same session has it
+    revoke(butler_home, 1)
+    assert run_config() is None  # revoked: the next run on the same session has it no more
+    assert len(sessions._idle) == 1  # one session all along
+    sessions.close()

@@ -1,4 +1,4 @@
-"""Wiring: build a butler (model, policy, tools, store) from options, run and resume tasks.
+"""Runs: a butler over a session (app/session.py) runs tasks and resumes parks.
 
 The one place that knows every layer; the CLI calls one function here per command.
 """
@@ -73,7 +73,8 @@ def system_prompt(block: str, persona: str, instructions: str = "") -> str:
 
 
 class Butler:
-    """One configured butler: a model, a policy, its tools, its memory, its home."""
+    """One run — a task, a resumed park, or a chat's turns — on a :class:`Session` (the model,
+    policy, tools, memory and home it keeps), with what is the run's own."""
 
     def __init__(
         self,
