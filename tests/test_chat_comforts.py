@@ -321,6 +321,9 @@ def test_tab_menus_say_what_each_id_and_command_is(butler_home, workdir, butler,
     park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
     butler("memory", "add", "likes jazz on Sundays")
     child = spawn(["chat", "--model", script({"text": "hello there"})], butler_home, workdir)
+    # prompt-toolkit redraws only what changed: Ctrl-U then the next word sent at once can land
+    # in one redraw that skips the letters already on screen, so each send waits pexpect's 50 ms
+    child.delaybeforesend = 0.05
     child.sendline("hi")
     child.expect("hello there")
     child.expect("you ›")
