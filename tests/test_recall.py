@@ -11,6 +11,9 @@ from pathlib import Path
 
 from conftest import call, tool_results
 
+from butler_cli.memory.entries import Entry
+from butler_cli.memory.ranking import EXPAND_BUDGET, Ranker
+from butler_cli.memory.store import open_memory
 from butler_cli.memory.tools import MemoryTools
 
 OLD = Path(__file__).parent / "old_stores"
@@ -228,3 +231,19 @@ def test_a_memory_that_begins_with_the_named_person_comes_before_one_that_mentio
     )
     found = _search(butler, "What did Caroline paint?", "-k", "3")
     assert found and found[0]["text"] == "Caroline painted a sunset over the lake", found
+
+
+def test_expansion_words_stay_within_their_budget_on_a_large_store(tmp_path) -> None:
+    """Query expansion searches the best matches' shared words, but never so many memories
+    that scoring them costs more than the query: on a store where each shared word is held
+    by 400 memories, the words chosen together are held by at most EXPAND_BUDGET."""
+    store = open_memory(tmp_path)
+    shared = ["harbour", "lantern", "orchard", "violin", "meadow"]
+    entries = [
+        Entry(f"m{i:07d}", "semantic", f"note {i} about the {shared[i % 5]}", "2025-01-01T00:00:00+00:00", {})
+        for i in range(2000)
+    ]  # fmt: skip
+    store.add_entries(entries)
+    ranker = Ranker(store.reader, None, 2000)
+    chosen = ranker.expansion(dict.fromkeys(shared, 2))
+    assert chosen and sum(chosen.values()) <= EXPAND_BUDGET, chosen

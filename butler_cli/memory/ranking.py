@@ -53,6 +53,10 @@ EXPAND_TERMS = 5
 EXPAND_WEIGHT = 0.3
 #: An expansion word's rarity is counted up to this many memories (a cheap bound).
 EXPAND_COUNT_CAP = 500
+#: The expansion words together are held by at most this many memories: bm25 costs about two
+#: microseconds a memory, and on a large store five words each in 400 memories would cost
+#: more than the query itself.
+EXPAND_BUDGET = 1000
 
 Scores = dict[int, float]
 #: (SQL head, arguments) that select ``e.rowid`` of this profile's memories the filters allow,
@@ -205,7 +209,8 @@ class Ranker:
 
     def expansion(self, freq: dict[str, int]) -> dict[str, int]:
         """The EXPAND_TERMS words worth searching too, shared by the best matches and held by
-        fewer than EXPAND_COUNT_CAP memories: word → how many hold it."""
+        fewer than EXPAND_COUNT_CAP memories, best first while all of them together are held by
+        at most EXPAND_BUDGET: word → how many hold it."""
         words = sorted(freq, key=lambda w: (-freq[w], w))[: EXPAND_TERMS * 3]
         counts = self.counts(words, EXPAND_COUNT_CAP)
         weight = {
@@ -213,8 +218,13 @@ class Ranker:
             for w in words
             if 0 < counts[w] < EXPAND_COUNT_CAP
         }
-        chosen = sorted(weight, key=lambda w: (-weight[w], w))[:EXPAND_TERMS]
-        return {w: counts[w] for w in chosen}
+        chosen: dict[str, int] = {}
+        for w in sorted(weight, key=lambda w: (-weight[w], w)):
+            if len(chosen) == EXPAND_TERMS:
+                break
+            if sum(chosen.values()) + counts[w] <= EXPAND_BUDGET:
+                chosen[w] = counts[w]
+        return chosen
 
     def best(self, match: str) -> Scores:
         """The CANDIDATES best by bm25 of the allowed matches."""
