@@ -175,7 +175,14 @@ def test_a_section_of_another_butler_setting_s_name_is_refused() -> None:
             _declared(name, "pkg:ROWS", lambda: rows, {})
     with pytest.raises(UsageError, match="declared twice"):
         _declared("acme", "pkg:ROWS", lambda: rows, {"acme": rows})
-    for bad in ([], ["x"], (Setting("x", int), Setting("x", str)), (Setting("a.b", int),)):
+    for bad in (
+        [],
+        ["x"],
+        (Setting("x", int), Setting("x", str)),
+        (Setting("a.b", int),),
+        (Setting("pad", str, "pad-z", choices=("pad-a",)),),  # its own default refused
+        (Setting("retries", int, "3"),),
+    ):
         with pytest.raises(UsageError, match="settings plug-in 'acme'"):
             _declared("acme", "pkg:ROWS", lambda bad=bad: bad, {})
     assert "model" in BY_KEY

@@ -129,6 +129,10 @@ def _declared(
         raise UsageError(f"{where}: not a list of distinct Setting", code="settings_plugin")
     if any(not re.fullmatch(r"[a-z][a-z0-9_]{0,47}", n) for n in names):
         raise UsageError(f"{where}: a setting's name is a-z, 0-9 and _", code="settings_plugin")
+    for row in rows:
+        problem = row.problem(row.default) if row.default is not None else None
+        if problem:
+            raise UsageError(f"{where}: the default of {row.key} {problem}", code="settings_plugin")
     return tuple(s.within(name) for s in rows)
 
 
