@@ -103,8 +103,12 @@ def plugin_sections() -> dict[str, tuple[Setting, ...]]:
         from butler_cli.entry_points import in_group
 
         found: dict[str, tuple[Setting, ...]] = {}
+        targets: dict[str, str] = {}
         for ep in sorted(in_group(GROUP), key=lambda ep: ep.name):
+            if targets.get(ep.name) == ep.value:
+                continue  # the same package seen twice on the path (user and system site)
             found[ep.name] = _declared(ep.name, ep.value, ep.load, found)
+            targets[ep.name] = ep.value
         _sections = found
     return _sections
 
