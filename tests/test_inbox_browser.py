@@ -1,7 +1,7 @@
 """The inbox in a real browser: Playwright driving Debian's chromium against a real
 `butler serve` on 127.0.0.1. One browser for the module; a fresh context (no cookies) each test.
 
-Set BUTLER_UPDATE_SCREENSHOTS=1 to write the README's screenshot to docs/inbox.png."""
+The README's screenshot (docs/inbox.png) is written by tests/test_pending_view.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from conftest import call
 from serve_support import QuietHandler, Served, eventually, loopback_server, start_serve
 
 CHROMIUM = Path("/usr/bin/chromium")
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 ARGS = [
     "--no-sandbox",  # the tests run as root
     "--disable-background-networking",
@@ -102,8 +101,7 @@ def test_a_park_appears_live_shows_every_argument_and_is_approved_or_denied(
     assert "asking you first" in card.locator(".reason").inner_text()
     assert card.locator(".task").inner_text() == "write plan.txt"
 
-    shot = DOCS / "inbox.png" if os.environ.get("BUTLER_UPDATE_SCREENSHOTS") else None
-    page.screenshot(path=str(shot or workdir.parent / "inbox.png"), full_page=False)
+    page.screenshot(path=str(workdir.parent / "inbox.png"), full_page=False)
 
     card.locator("button.approve").click()
     page.locator("#flash .ok", has_text=f"park {first} approved").wait_for()

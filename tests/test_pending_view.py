@@ -3,12 +3,16 @@ rendering only it — `butler show`, the chat's question, `butler resume`'s, the
 (real Chromium against a real `butler serve`). A round of two governed calls — an overwrite and
 a new file — is shown whole, each call with its change as plain ``-``/``+`` lines; a secret in
 an argument is masked on every surface; the inbox's cached page is never older than the file
-a preview shows."""
+a preview shows.
+
+Set BUTLER_UPDATE_SCREENSHOTS=1 to write the README's screenshot (the two-call card) to
+docs/inbox.png."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from test_inbox_browser import browser, served  # noqa: F401 - the same fixtures
 from test_inbox_look import open_page
 
 PASSWORD = "hunter2-VIEWCANARY"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def two_writes(script: Any, *, secret: bool = False) -> str:
@@ -72,6 +77,31 @@ def test_pending_lists_every_asked_call(butler: Any, script: Any, workdir: Path)
     [row] = json.loads(butler("pending", "--json").stdout)
     assert row["id"] == park_id and [a["title"] for a in row["actions"]][1].count("b.txt") == 1
     assert PASSWORD not in listed.stdout + json.dumps(row)
+
+
+def test_resume_and_the_park_page_show_both_calls_masked(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    park_id = park_two(butler, script, workdir, secret=True)
+    child = spawn_butler(["resume", park_id], butler_home, workdir)
+    child.logfile_read = io.StringIO()
+    child.expect("action 2 of 2")
+    child.expect(r"Approve all 2 actions shown\? \[y/n/e")
+    child.sendline("n")
+    child.expect("Note for the model")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    seen = child.logfile_read.getvalue()
+    assert "-old" in seen and "1 | beta" in seen and '"password": "****"' in seen, seen
+    assert PASSWORD not in seen
+    s = start_serve(butler_home, workdir, "--no-scheduler")
+    try:
+        status, page = s.request(f"/park/{park_id}")
+    finally:
+        s.stop()
+    assert status == 200 and "action 2 of 2" in page and "1 | beta" in page, page
+    assert PASSWORD not in page
 
 
 def test_show_of_a_name_too_long_for_the_disk_says_so_without_a_traceback(
@@ -137,6 +167,8 @@ def test_the_inbox_card_shows_both_calls_as_changes_and_approving_runs_both_once
     assert "b.txt" in second and "1 | beta" in second, second
     assert PASSWORD not in card.inner_text() and PASSWORD not in page.content()
     assert card.locator("pre.change span.del").first.inner_text() == "-old"
+    shot = DOCS / "inbox.png" if os.environ.get("BUTLER_UPDATE_SCREENSHOTS") else None
+    card.screenshot(path=str(shot or workdir.parent / "inbox.png"))
     card.locator("input.note").fill("typed before the file changed")
     (workdir / "a.txt").write_text("older still\n")  # the open card follows the file
     card.locator("pre.change span.del", has_text="-older still").wait_for()

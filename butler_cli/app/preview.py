@@ -42,15 +42,19 @@ def change_preview(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
     return []
 
 
-def preview_paths(tool: str, args: dict[str, Any], cwd: str) -> list[Path]:
-    """The files :func:`change_preview` reads for this call (resolved as it resolves them):
-    a rendered preview is old once one of them changes."""
+def preview_paths(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
+    """The files :func:`change_preview` reads for this call: a rendered preview is old once
+    what one of them names changes. Each as it resolves now, and as written joined to the
+    folder (``os.stat`` follows it afresh: a symlink re-pointed later shows there)."""
     names = {"write_file": ("path",), "delete_file": ("path",), "move_path": ("src", "dst")}
     paths = []
     for name in names.get(tool, ()):
+        written = args.get(name)
+        if isinstance(written, str):
+            paths.append(os.path.join(cwd, written))
         try:
-            paths.append(resolve(Path(cwd), args.get(name)))
-        except ValueError:
+            paths.append(str(resolve(Path(cwd), written)))
+        except (ValueError, OSError):
             continue
     return paths
 

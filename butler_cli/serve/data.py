@@ -42,11 +42,21 @@ def _active_ids(store: ParkStore) -> list[str]:
     return sorted(n for n in names if len(n) == ID_LENGTH and set(n) <= _ALPHABET)
 
 
+@dataclass(frozen=True, slots=True)
+class _Park:
+    """A pending park as read once: the verified park and the files its previews read."""
+
+    state: ParkState
+    files: tuple[str, ...]
+
+
 #: A park file read once is not read again while its inode, size and time stay the same (a
 #: park file is replaced whole, by a rename, on every change): the page refreshes cheaply.
-#: What is kept is the verified park, never its view: a view's previews are computed afresh
-#: at every render (see :func:`waiting`).
-_seen: dict[tuple[str, int, int, int], ParkState | None] = {}
+_seen: dict[tuple[str, int, int, int], _Park | None] = {}
+
+#: The last render's views, by park file and the stamps of the files its previews read: a view
+#: is built again only when its park or one of those files changed.
+_views: dict[tuple[tuple[str, int, int, int], tuple[str, ...]], PendingApproval] = {}
 
 #: The files the last render's previews read, per home, each with its stamp taken just before
 #: it was read: part of the page's version, so a rendered page is rendered again once a file a
@@ -55,12 +65,14 @@ _watched: dict[str, dict[str, str]] = {}
 
 
 def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
-    """Pending parks as their one view (``app.parks``), newest first, previews computed now
-    against the files as they are; and the park files that could not be read (named)."""
+    """Pending parks as their one view (``app.parks``), newest first, each preview as of the
+    files now; and the park files that could not be read (named)."""
+    global _views
     store = ParkStore(home)
     rows: list[PendingApproval] = []
     problems: list[Problem] = []
     read: dict[str, str] = {}
+    views = {}
     for pid in _active_ids(store):
         path = store.active_path(pid)
         try:
@@ -69,33 +81,42 @@ def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
             continue  # decided and moved away meanwhile
         key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
         if key in _seen:
-            state = _seen[key]
+            park = _seen[key]
         else:
             try:
-                state = _read(store, pid)
+                park = _read(store, pid)
             except (ParkError, ParkNotFound) as exc:
                 problems.append(Problem(str(path), exc.message))
                 continue
             if len(_seen) > 20_000:
                 _seen.clear()
-            _seen[key] = state
-        if state is not None:
-            for asked in state.approvals:  # stamped before the preview reads them
-                args = state.arguments_of(asked.call_id)
-                for file in preview_paths(asked.tool, args, state.context.cwd):
-                    read[str(file)] = _stamp(str(file))
-            rows.append(pending_approval(state))
+            _seen[key] = park
+        if park is not None:
+            stamps = tuple(_stamp(f) for f in park.files)  # before the preview reads them
+            read.update(zip(park.files, stamps, strict=True))
+            view = _views.get((key, stamps)) or pending_approval(park.state)
+            views[(key, stamps)] = view
+            rows.append(view)
+    _views = views
     rows.sort(key=lambda w: (w.created_at, w.id), reverse=True)
     _watched[str(home)] = read
     return rows, problems
 
 
-def _read(store: ParkStore, pid: str) -> ParkState | None:
-    """The park, read and verified; None unless it is pending."""
+def _read(store: ParkStore, pid: str) -> _Park | None:
+    """The park, read and verified, and the files its previews read; None unless pending.
+    The page shows no conversation: the park is checked whole by its MAC and validated
+    without its messages (the inbox never validated them; the cost was a third of a read)."""
     raw = store.read_raw(pid)
     if raw.get("status") != "pending":
         return None
-    return store.state_of(pid, raw)
+    state = store.state_of(pid, {**raw, "messages": []})
+    files = [
+        f
+        for asked in state.approvals
+        for f in preview_paths(asked.tool, state.arguments_of(asked.call_id), state.context.cwd)
+    ]
+    return _Park(state, tuple(dict.fromkeys(files)))
 
 
 def _stamp(path: str) -> str:
