@@ -1,7 +1,7 @@
 """How recall ranks one profile's memories for a query (spec Q1–Q3; docs/memory.md#recall).
 
 A score is bm25 over the stemmed index (lower is better), with the memory's date as a second
-column, fused with three signals measured on the LoCoMo tuning half (bench/bench_recall.py):
+column, fused with these signals measured on the LoCoMo tuning half (bench/bench_recall.py):
 
 - **coverage**: a memory holding more of the query's words is worth more than one repeating
   a single word (the score grows by COVER_WEIGHT × the share of the telling words it holds);
