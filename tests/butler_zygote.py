@@ -8,9 +8,11 @@ runs the same ``butler_cli.cli.entry.main`` the installed console script runs, a
 its code. ``butler_launch.py`` is the caller's side: a tiny process that stands in for
 ``butler`` under ``subprocess.run``, so the test sees the same exit code, pipes and timeouts.
 
-Only the ``butler`` fixture (tests/conftest.py) uses it; tests about what starting the real
-script imports, pseudo-terminal tests and the scripts that call ``butler`` from a shell still
-exec the installed script. ``BUTLER_TESTS_EXEC=1`` makes the fixture exec it everywhere.
+The ``butler`` fixture and ``spawn_butler`` (a real pseudo-terminal, tests/conftest.py) use it;
+tests about what starting the real script imports and the scripts that call ``butler`` from a
+shell still exec the installed script. ``BUTLER_TESTS_EXEC=1`` makes both exec it everywhere.
+On a terminal, the child becomes the leader of a new session with the terminal as its
+controlling one (``tty`` in the request): Ctrl-C and SIGWINCH reach it as after exec.
 
 Protocol, one connection a run: the launcher sends one JSON line (argv, cwd, env) with its fds
 0, 1, 2 attached (SCM_RIGHTS); the server forks, and answers ``{"pid"}`` then, when the child
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import io
 import json
 import os
@@ -30,6 +33,7 @@ import selectors
 import signal
 import socket
 import sys
+import termios
 import threading
 import traceback
 from typing import Any
@@ -135,6 +139,9 @@ def _run_child(request: dict[str, Any], fds: list[int], bin_dir: str) -> None:
         # as after exec: nothing but the three streams (not the other runs' connections and
         # pidfds the server holds, which a sibling would otherwise keep open)
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        if request.get("tty"):  # the launcher gave its terminal up: a session of our own
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
         for sig in (signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as CPython sets it at start

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -9,7 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,29 +94,42 @@ def butler_exe() -> str:
     return str(exe)
 
 
-@pytest.fixture(scope="session")
-def butler_argv() -> Iterator[list[str]]:
-    """How the `butler` fixture starts `butler`: through the fork server (tests/butler_zygote.py),
-    which imports butler once and forks a real process per run, or, with BUTLER_TESTS_EXEC=1,
-    by exec of the installed script every time."""
+_FORK_SERVER: list[str] = []
+
+
+def butler_command() -> list[str]:
+    """How a test starts `butler`: through the fork server (tests/butler_zygote.py), which
+    imports butler once and forks a real process per run, or, with BUTLER_TESTS_EXEC=1, by exec
+    of the installed script every time. The server starts on first use, once per worker."""
     if os.environ.get("BUTLER_TESTS_EXEC") == "1":
-        yield [butler_exe()]
-        return
-    folder = tempfile.mkdtemp(prefix="bz")
-    sock = os.path.join(folder, "s")
-    server = subprocess.Popen(
-        [sys.executable, str(TESTS / "butler_zygote.py"), sock, str(BIN_DIR)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    if server.stdout.readline().strip() != "ready":
-        pytest.fail("the test fork server for `butler` did not start")
-    yield [sys.executable, "-I", "-S", str(TESTS / "butler_launch.py"), sock]
-    server.kill()
-    server.wait()
-    shutil.rmtree(folder, ignore_errors=True)
+        return [butler_exe()]
+    if not _FORK_SERVER:
+        folder = tempfile.mkdtemp(prefix="bz")
+        sock = os.path.join(folder, "s")
+        server = subprocess.Popen(
+            [sys.executable, str(TESTS / "butler_zygote.py"), sock, str(BIN_DIR)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert server.stdout is not None
+        if server.stdout.readline().strip() != "ready":
+            pytest.fail("the test fork server for `butler` did not start")
+
+        def stop() -> None:
+            server.kill()
+            server.wait()
+            shutil.rmtree(folder, ignore_errors=True)
+
+        atexit.register(stop)
+        _FORK_SERVER[:] = [sys.executable, "-I", "-S", str(TESTS / "butler_launch.py"), sock]
+    return _FORK_SERVER
+
+
+@pytest.fixture(scope="session")
+def butler_argv() -> list[str]:
+    """How the `butler` fixture starts `butler` (see butler_command)."""
+    return butler_command()
 
 
 @pytest.fixture
@@ -197,7 +211,10 @@ def spawn_butler(
     dimensions: tuple[int, int] = (50, 220),
     **extra_env: str,
 ) -> Any:
-    """The installed `butler` on a real pseudo-terminal (pexpect), this test's home, no CPR."""
+    """`butler` on a real pseudo-terminal (pexpect), this test's home, no CPR: forked by the
+    fork server, which hands it the terminal as its controlling one (butler_launch.py), or the
+    installed script exec'd when the test lists what a start imports (PYTHONPROFILEIMPORTTIME)
+    or BUTLER_TESTS_EXEC=1 says so."""
     import pexpect
 
     env = {
@@ -212,10 +229,11 @@ def spawn_butler(
         env["FORCE_COLOR"] = "1"
     else:
         env["NO_COLOR"] = "1"
+    command = [butler_exe()] if "PYTHONPROFILEIMPORTTIME" in extra_env else butler_command()
     return prompt_speed(
         pexpect.spawn(
-            butler_exe(),
-            args,
+            command[0],
+            [*command[1:], *args],
             cwd=str(cwd),
             env=env,
             encoding="utf-8",
