@@ -44,6 +44,13 @@ def test_run_parks_then_pending_show_resume(butler, script, butler_home, workdir
             "tool": "write_file",
             "title": f"write_file: {workdir / 'plan.txt'} (4 characters, 1 line(s))",
             "reason": "changes files on your machine — asking you first",
+            "actions": [
+                {
+                    "tool": "write_file",
+                    "title": f"write_file: {workdir / 'plan.txt'} (4 characters, 1 line(s))",
+                    "reason": "changes files on your machine — asking you first",
+                }
+            ],
         }
     ]
     shown = json.loads(butler("show", park_id[:4], "--json").stdout)
