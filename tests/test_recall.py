@@ -247,3 +247,31 @@ def test_expansion_words_stay_within_their_budget_on_a_large_store(tmp_path) -> 
     ranker = Ranker(store.reader, None, 2000)
     chosen = ranker.expansion(dict.fromkeys(shared, 2))
     assert chosen and sum(chosen.values()) <= EXPAND_BUDGET, chosen
+
+
+def test_the_reply_to_the_best_match_is_found_past_hundreds_that_match_its_word_better(
+    butler, tmp_path
+) -> None:
+    """A conversation's next turn shares its subject: Mei's reply after Ana's turn about the
+    lantern festival is lifted by it, even when 300 other memories hold "lantern" more often
+    (the 400 best by bm25 are fused and lifted, not 200)."""
+    shop = [
+        _entry(i, f"Ben: the lantern shop sold lantern number {i}", "2025-01-01T00:00:00+00:00", "episodic")
+        for i in range(300)
+    ]  # fmt: skip
+    ana = "Ana: we went to the harbour lantern festival"
+    mei = (
+        "Mei: my favourite part was the paper boats we floated there, I kept one on my desk, "
+        "lantern and all, and the fireworks after"
+    )
+    _import(
+        butler,
+        tmp_path,
+        [
+            *shop,
+            _entry(900, ana, "2025-02-01T00:00:00+00:00", "episodic"),
+            _entry(901, mei, "2025-02-01T00:00:01+00:00", "episodic"),
+        ],
+    )
+    found = [e["text"] for e in _search(butler, "the harbour lantern festival", "-k", "5")]
+    assert found[0] == ana and mei in found, found

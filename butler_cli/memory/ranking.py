@@ -31,7 +31,7 @@ from typing import Any
 from butler_cli.memory.search import STOP_WORDS, query_terms, quote_term
 
 #: How many of the best matches are fused and re-ranked.
-CANDIDATES = 200
+CANDIDATES = 400
 #: Scoring costs about a microsecond a memory: a query's telling words are taken, rarest
 #: first, while the memories holding them stay within this many, and every one is scored.
 SCORED_BUDGET = 3000
