@@ -9,7 +9,7 @@ On a pseudo-terminal (pexpect makes this process the leader of a session whose c
 terminal it is) this process gives the terminal up and the child takes it, in a session of
 its own: Ctrl-C, a hang-up and a resize then reach the child's process group from the
 terminal, as they reach an exec'd `butler`. A signal sent to this process (pexpect's
-``kill``/``terminate``) is passed on to the child.
+``kill``/``terminate``, a test's SIGTERM to `butler serve`) is passed on to the child.
 """
 
 import fcntl
@@ -37,7 +37,7 @@ def main() -> None:
     status = None
     for line in reader:
         answer = json.loads(line)
-        if "pid" in answer and tty:
+        if "pid" in answer:
             child = answer["pid"]
             for sig in PASSED_ON:
                 signal.signal(sig, lambda s, _f, c=child: os.kill(c, s))

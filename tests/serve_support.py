@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conftest import butler_exe
+from conftest import butler_command
 from fake_llm import POLL
 
 
@@ -103,7 +103,7 @@ def eventually(check: Callable[[], bool], timeout: float = 30) -> None:
 
 def start_serve(home: Path, cwd: Path, *args: str, **env: str) -> Served:
     proc = subprocess.Popen(
-        [butler_exe(), "serve", "--port", "0", *args],
+        [*butler_command(), "serve", "--port", "0", *args],
         cwd=cwd,
         env={**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1", **env},
         stdout=subprocess.PIPE,
