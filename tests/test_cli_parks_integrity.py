@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import butler_exe, call, tool_results
+from conftest import butler_command, call, tool_results
 
 from butler_cli.core.messages import ToolResultBlock
 from butler_cli.store.parks import ParkStore
@@ -144,7 +144,7 @@ def test_concurrent_resumes_run_the_action_at_most_once(parked, butler_home, wor
     flags = ["--approve", "--deny"] * 4
     procs = [
         subprocess.Popen(
-            [butler_exe(), "resume", park.stem, flag, "--json"],
+            [*butler_command(), "resume", park.stem, flag, "--json"],
             cwd=workdir,
             env=env,
             stdout=subprocess.PIPE,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from conftest import ALLOW_ALL, butler_exe, call, spawn_butler, tool_results
+from conftest import ALLOW_ALL, butler_command, call, spawn_butler, tool_results
 
 NOTES_RULE = """[[rule]]
 name = "notes are mine"
@@ -332,7 +332,7 @@ def run_without_butler_home(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BUTLER_", "XDG_"))}
     env.update({"HOME": str(me), "NO_COLOR": "1", **extra})
     return subprocess.run(
-        [butler_exe(), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [*butler_command(), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )
 
 
