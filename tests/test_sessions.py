@@ -36,7 +36,8 @@ def approve(s: Served, home: Path, park_id: str) -> None:
     the inbox does once the run has closed and given its session back (a click before that
     would rightly get a second session)."""
     done = len(ScheduleStore(home).runs())
-    assert s.decide(park_id, "approve")[0] == 200
+    status, answer = s.decide(park_id, "approve")
+    assert status == 200, answer
     eventually(lambda: len(ScheduleStore(home).runs()) > done)
 
 
@@ -98,6 +99,31 @@ def test_a_policy_file_edited_between_two_clicks_is_obeyed_on_the_second(
     assert len(pending) == 1 and "b.txt" in json.dumps(pending[0]), pending
     assert not (workdir / "b.txt").exists()
     assert len(builds(counter)) == 2  # the edit rebuilt the session
+
+
+def test_a_policy_file_swapped_for_a_fifo_between_clicks_refuses_and_never_hangs(
+    butler: Any, script: Any, butler_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """Comparing the kept session's files must not wait on a FIFO put in a rule file's place:
+    the second click is refused in one line, nothing runs, and the server stops cleanly."""
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nname = "b"\ntool = "write_file"\ntier = "dangerous"\n')
+    flags = ("--policy", "tiered", "--policy-file", str(rules))
+    model = script(WRITE_A, {"text": "done"})
+    first, second = park(butler, model, *flags), park(butler, model, *flags)
+    s = start_serve(butler_home, workdir)
+    try:
+        approve(s, butler_home, first)
+        (workdir / "a.txt").unlink()
+        rules.unlink()
+        os.mkfifo(rules)
+        status, answer = s.decide(second, "approve")
+        assert status != 200 or not answer["ok"], answer
+        assert "policy file" in answer["message"] and "cannot be read" in answer["message"]
+    finally:
+        s.stop(timeout=30)
+    assert not (workdir / "a.txt").exists()
+    assert [p["id"] for p in json.loads(butler("pending", "--json").stdout)] == [second]
 
 
 def test_a_kept_session_is_lent_to_one_run_at_a_time(

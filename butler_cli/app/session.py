@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -211,20 +212,37 @@ def _policy_sources(policy: LoadedPolicy, policy_file: Path | None) -> list[Path
 def stamp(files: Iterable[str]) -> dict[str, str]:
     """Each file's content digest (a folder: its identity and times; "" when missing or
     unreadable): a change of any byte shows, however quickly it was made."""
-    import hashlib
-
     out: dict[str, str] = {}
     for name in files:
         try:
-            info = os.stat(name)
-            if os.path.isdir(name):
-                out[name] = f"dir {info.st_dev} {info.st_ino} {info.st_mtime_ns} {info.st_ctime_ns}"
-            else:
-                with open(name, "rb") as fh:
-                    out[name] = hashlib.sha256(fh.read()).hexdigest()
+            # never waits: a FIFO put in a file's place opens at once and is not read
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
         except OSError:
             out[name] = ""
+            continue
+        try:
+            out[name] = _digest(fd)
+        except OSError:
+            out[name] = ""
+        finally:
+            os.close(fd)
     return out
+
+
+def _digest(fd: int) -> str:
+    """A regular file's content digest; a folder's identity and times; anything else (a FIFO,
+    a device) its kind and inode, never read."""
+    import hashlib
+
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode):
+        return f"dir {info.st_dev} {info.st_ino} {info.st_mtime_ns} {info.st_ctime_ns}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"not a file {info.st_mode:o} {info.st_ino}"
+    digest = hashlib.sha256()
+    while chunk := os.read(fd, 1 << 16):
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _toolbox(
