@@ -249,3 +249,17 @@ def test_a_run_on_a_kept_session_reads_the_kept_approvals_as_they_are_now(
     assert run_config() is None  # revoked: the next run on the same session has it no more
     assert len(sessions._idle) == 1  # one session all along
     sessions.close()
+
+
+def test_a_session_whose_run_failed_is_closed_not_kept(
+    butler_home: Path, workdir: Path, script: Any
+) -> None:
+    from butler_cli.app.butler import Butler
+
+    sessions = Sessions(butler_home)
+    opts = RunOptions(model=script({"text": "hi"}))
+    session = sessions.lend(opts, workdir)
+    with pytest.raises(RuntimeError), Butler(session, release=sessions.give_back):
+        raise RuntimeError("the run failed half-way")
+    assert sessions.lend(opts, workdir) is not session
+    sessions.close()

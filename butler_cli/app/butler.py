@@ -280,6 +280,8 @@ class Butler:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None and self._release is not None:
+            self._release = Session.close  # a run that failed is not kept: nor is its session
         self.close()
 
     def _tell_mcp_failures(self) -> None:
