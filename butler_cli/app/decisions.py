@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import DECIDED, ParkError, UsageError
@@ -113,10 +114,12 @@ def summary_of(decisions: Mapping[str, Decision]) -> Decision:
     )
 
 
-def load_park(given_id: str) -> ParkState:
+def load_park(given_id: str, home: Path | None = None) -> ParkState:
+    """A park read and verified to be shown (by id or a unique prefix), from ``home`` (the
+    environment's when None): deciding it goes through :func:`hold`."""
     from butler_cli.store.parks import ParkStore
 
-    store = ParkStore(butler_home())
+    store = ParkStore(home or butler_home())
     return store.load(store.resolve_id(given_id))
 
 

@@ -1,11 +1,11 @@
 """Decisions from the page, through the one exactly-once path `butler resume` takes.
 
-:func:`decide_and_continue` is the only place the inbox reaches ``resume_park`` (which takes
-the park's lock, checks the decided-park ledger, records the decision, continues the task):
-when that path is split into "decide" and "continue", this is the line that changes.
-The decision and the continuation run on a thread of their own; the page is answered once the
-outcome is known or, for a long task, after a short wait, and the outcome joins the page when
-the task ends.
+:func:`decide_and_continue` is the only place the inbox reaches ``resume_park``, which holds
+the park (``app/decisions.hold``: its lock, one verified read, one ledger check), records the
+decision on each call and continues the task on a session the server keeps for the park's
+recorded context (``app/session.Sessions``), in the server's own home. The decision and the
+continuation run on a thread of their own; the page is answered once the outcome is known or,
+for a long task, after a short wait, and the outcome joins the page when the task ends.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class Decider:
         try:
             report = decide_and_continue(park_id, approved, note, keep, each, self.sessions)
         except ParkError as exc:
-            return Answer(False, _refusal(park_id, exc))
+            return Answer(False, _refusal(park_id, exc, self.sessions.home))
         except ButlerError as exc:
             return Answer(False, exc.message)
         except Exception as exc:  # the server stays up; the park keeps its recorded state
@@ -185,24 +185,23 @@ def _marked(each: Mapping[str, Decision]) -> str:
     return f"decided ({yes} approved, {len(each) - yes} denied as marked)"
 
 
-def _refusal(park_id: str, exc: ParkError) -> str:
+def _refusal(park_id: str, exc: ParkError, home: Path) -> str:
     """Why the park was not decided here, in the words its error code calls for: "already
     decided" only when someone did decide it; a tampered or unreadable file ran nothing."""
     if exc.kind == DECIDED:
-        return _already(park_id, exc.message)
+        return _already(park_id, exc.message, home)
     if exc.kind == TAMPERED:
         return f"park {park_id}: tampered, nothing ran — {exc.message}; the file is left as it is"
     return f"park {park_id} cannot be decided, nothing ran — {exc.message}"
 
 
-def _already(park_id: str, why: str) -> str:
-    """A clear "already decided": what was decided and when, if the park says; else why not."""
-    from butler_cli.store.files import butler_home
-    from butler_cli.store.parks import ParkStore
+def _already(park_id: str, why: str, home: Path) -> str:
+    """A clear "already decided": what was decided and when, if the park says; else why not
+    (read from the server's own home, whatever the environment says)."""
+    from butler_cli.app.decisions import load_park
 
     try:
-        store = ParkStore(butler_home())
-        state = store.load(store.resolve_id(park_id))
+        state = load_park(park_id, home)
     except ButlerError:
         return f"already decided — {why}"
     if state.decision is None or state.status == "pending":
