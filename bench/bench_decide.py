@@ -143,8 +143,8 @@ def build_or_lend(servers: int, times: int = 41) -> tuple[float, float]:
     """Median seconds, in this process, to build a session for a park's context (what every
     click did before issue 23) and to lend a kept one (its files compared, its block
     recomposed to check it: what a click does now)."""
-    from butler_cli.app.options import RunOptions
-    from butler_cli.app.session import Sessions, open_session
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.run.session import Sessions, open_session
     from butler_cli.core.park import RunContext
 
     with tempfile.TemporaryDirectory() as tmp:

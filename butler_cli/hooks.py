@@ -7,7 +7,7 @@ one line and changes nothing about the park or the task.
 
 Two users: a schedule's own ``--on-park`` hook (:mod:`butler_cli.schedule.runner`), and the
 config file's ``[hooks]`` section (:class:`Hooks`: ``on_park``, ``on_done``, ``on_error``),
-fired by the app layer after every task report (:mod:`butler_cli.app.notify`).
+fired by the app layer after every task report (:mod:`butler_cli.app.run.notify`).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from typing import Any
 PRELOAD = (
     "butler_cli.cli.entry",
     "butler_cli.cli.main",
-    "butler_cli.app.butler",
+    "butler_cli.app.run.butler",
     "butler_cli.core.loop",
     "butler_cli.core.park",  # the loop no longer loads it (nor pydantic) until a round parks
     "butler_cli.providers.scripted",

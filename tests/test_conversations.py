@@ -266,7 +266,7 @@ def test_the_plain_chat_opens_no_conversation_store_before_its_first_prompt(
     )
     imported = imported_before_prompt(child)
     assert "prompt_toolkit" in imported
-    assert not imported & {"sqlite3", "butler_cli.store.conversations", "butler_cli.app.chat"}
+    assert not imported & {"sqlite3", "butler_cli.store.conversations", "butler_cli.app.chat.chat"}
 
 
 def test_a_turn_approved_inline_is_saved_once_and_carries_on(

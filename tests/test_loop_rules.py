@@ -143,7 +143,7 @@ def test_config_is_plain_data() -> None:
 
 
 def test_exit_code_priority() -> None:
-    from butler_cli.app.report import TaskReport, exit_code_for
+    from butler_cli.app.run.report import TaskReport, exit_code_for
 
     def codes(*statuses: str) -> int:
         return int(exit_code_for([TaskReport(task="t", status=s) for s in statuses]))

@@ -13,8 +13,8 @@ import pytest
 from conftest import call
 from serve_support import Served, eventually, start_serve
 
-from butler_cli.app.options import RunOptions
-from butler_cli.app.session import Sessions
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.run.session import Sessions
 from butler_cli.schedule.store import ScheduleStore
 
 WRITE_A = {"tool_calls": [call("write_file", "w", path="a.txt", content="a")]}
@@ -229,8 +229,8 @@ def test_a_run_on_a_kept_session_reads_the_kept_approvals_as_they_are_now(
 ) -> None:
     """Kept approvals are the run's, not the session's: one revoked since a session was built
     never covers a call of a later run on it (fail closed), one kept since does."""
-    from butler_cli.app.approvals import keep, revoke
-    from butler_cli.app.butler import Butler
+    from butler_cli.app.parks.approvals import keep, revoke
+    from butler_cli.app.run.butler import Butler
     from butler_cli.core.grants import Grant, canonical
 
     sessions = Sessions(butler_home)
@@ -254,7 +254,7 @@ def test_a_run_on_a_kept_session_reads_the_kept_approvals_as_they_are_now(
 def test_a_session_whose_run_failed_is_closed_not_kept(
     butler_home: Path, workdir: Path, script: Any
 ) -> None:
-    from butler_cli.app.butler import Butler
+    from butler_cli.app.run.butler import Butler
 
     sessions = Sessions(butler_home)
     opts = RunOptions(model=script({"text": "hi"}))

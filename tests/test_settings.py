@@ -1,4 +1,4 @@
-"""Every setting is declared once (butler_cli/app/settings.py, or a plug-in's section in the
+"""Every setting is declared once (butler_cli/app/config/settings.py, or a plug-in's section in the
 ``butler.settings`` entry points) and every reader derives from that row: the file check,
 `config set`/`get`, the environment and the defaults. A new row is tested here without another
 line."""
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from butler_cli.app.settings import SETTINGS, Setting, plugin_sections
+from butler_cli.app.config.settings import SETTINGS, Setting, plugin_sections
 
 #: The butler's own rows and every installed plug-in section's (send_email's [smtp] among them).
 ALL = [*SETTINGS, *(row for rows in plugin_sections().values() for row in rows)]

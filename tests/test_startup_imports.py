@@ -142,7 +142,7 @@ def test_a_json_run_of_a_benign_call_loads_no_rich_and_no_hashes(
 #: What a round of `now` with nothing attached, no [hooks] and no park does not use.
 UNUSED_BY_ONE_ROUND = {
     "butler_cli.hooks",  # only with a [hooks] section
-    "butler_cli.app.attach",  # only with --file or piped input
+    "butler_cli.app.chat.attach",  # only with --file or piped input
     "butler_cli.store.parks",  # only when a round parks or a park is read
     "butler_cli.store.key",
     "butler_cli.tools.sandbox",  # only when run_command is judged or runs

@@ -40,13 +40,13 @@ def completion(
 
 def park_ids(incomplete: str) -> list[str]:
     """Ids of parks awaiting a decision that start with what is typed."""
-    from butler_cli.app.home import park_ids as ids
+    from butler_cli.app.config.home import park_ids as ids
 
     return ids(incomplete, done=False)
 
 
 def any_park_ids(incomplete: str) -> list[str]:
     """Ids of every park, decided ones too (for ``butler show``)."""
-    from butler_cli.app.home import park_ids as ids
+    from butler_cli.app.config.home import park_ids as ids
 
     return ids(incomplete, done=True)

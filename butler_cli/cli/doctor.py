@@ -8,8 +8,8 @@ from butler_cli.cli.options import Json, Policy, PolicyFile
 def doctor(policy: Policy = None, policy_file: PolicyFile = None, json_out: Json = False) -> None:
     """Which sandbox commands run in, where the home, config and policy files are, and which
     key variables are set (never their values)."""
-    from butler_cli.app.doctor import diagnose, doctor_lines
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.views.doctor import diagnose, doctor_lines
     from butler_cli.cli import render
     from butler_cli.ui.text import visible
 

@@ -41,7 +41,7 @@ def main() -> None:
 
             app()
     except ButlerError as exc:
-        from butler_cli.app.masking import masked
+        from butler_cli.app.run.masking import masked
         from butler_cli.ui.text import visible
 
         if as_json:
@@ -100,7 +100,7 @@ def _wants_json(argv: tuple[str, ...]) -> bool:
 
 
 def _json_error(code: str, message: str, exit_code: int) -> None:
-    from butler_cli.app.events import error_event, json_line
+    from butler_cli.app.run.events import error_event, json_line
 
     elapsed = (time.perf_counter() - _STARTED) * 1000
     sys.stdout.write(json_line(error_event(code, message, exit_code, None, elapsed)))

@@ -21,8 +21,8 @@ app = typer.Typer(
 @app.command("list")
 def list_(json_out: Json = False) -> None:
     """Every kept approval, numbered: the tool, the folder, and exactly what it covers."""
-    from butler_cli.app.approvals import list_kept
-    from butler_cli.app.home import home
+    from butler_cli.app.config.home import home
+    from butler_cli.app.parks.approvals import list_kept
     from butler_cli.cli import render
     from butler_cli.ui.text import visible
 
@@ -55,8 +55,8 @@ def revoke(
     number: Annotated[int, typer.Argument(help="The approval's number in `butler grants list`.")],
 ) -> None:
     """Take back one kept approval: the next such call asks again."""
-    from butler_cli.app.approvals import revoke as revoke_kept
-    from butler_cli.app.home import home
+    from butler_cli.app.config.home import home
+    from butler_cli.app.parks.approvals import revoke as revoke_kept
     from butler_cli.ui.text import visible
 
     gone = revoke_kept(home(), number)

@@ -22,7 +22,7 @@ Name = Annotated[
 @app.command("set")
 def set_(name: Name) -> None:
     """Store a key: typed at a prompt that does not echo it, or piped on standard input."""
-    from butler_cli.app.keys import check_name, store_key
+    from butler_cli.app.views.keys import check_name, store_key
 
     check_name(name)
     if sys.stdin.isatty():
@@ -38,7 +38,7 @@ def set_(name: Name) -> None:
 @app.command("list")
 def list_() -> None:
     """The names of the stored keys (never a value)."""
-    from butler_cli.app.keys import key_names
+    from butler_cli.app.views.keys import key_names
 
     for name in key_names():
         print(name)
@@ -47,7 +47,7 @@ def list_() -> None:
 @app.command("remove")
 def remove(name: Name) -> None:
     """Forget a stored key."""
-    from butler_cli.app.keys import remove_key
+    from butler_cli.app.views.keys import remove_key
 
     remove_key(name)
     print(f"{name} removed")

@@ -43,7 +43,7 @@ def log(
     `butler chat -c` carries on this folder's last one, `--conversation ID` any."""
     if ctx.invoked_subcommand is not None:
         return
-    from butler_cli.app.conversations import recent
+    from butler_cli.app.chat.conversations import recent
     from butler_cli.core.errors import UsageError
 
     if number < 1:
@@ -67,7 +67,7 @@ def show(
     json_out: Json = False,
 ) -> None:
     """Print one conversation whole: what was said, the tools called, its parks."""
-    from butler_cli.app.conversations import load
+    from butler_cli.app.chat.conversations import load
 
     record = load(conversation_id)
     if json_out:

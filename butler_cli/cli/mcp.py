@@ -31,8 +31,8 @@ def list_(json_out: Json = False) -> None:
     server fails to start (its stderr is in the log file named)."""
     from dataclasses import asdict
 
-    from butler_cli.app.config import config_path, load_config
-    from butler_cli.app.mcp_servers import mcp_states
+    from butler_cli.app.config.config import config_path, load_config
+    from butler_cli.app.run.mcp_servers import mcp_states
     from butler_cli.cli import render
     from butler_cli.core.errors import ExitCode
     from butler_cli.ui.text import visible

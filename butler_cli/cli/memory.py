@@ -11,7 +11,7 @@ from butler_cli.cli.options import Json, Model, Profile
 from butler_cli.core.errors import ExitCode
 
 if TYPE_CHECKING:
-    from butler_cli.app.memories import Entry
+    from butler_cli.app.views.memories import Entry
 
 app = typer.Typer(
     name="memory",
@@ -22,7 +22,7 @@ app = typer.Typer(
 
 
 def _print_entries(entries: list[Entry], as_json: bool) -> None:
-    from butler_cli.app.memories import line
+    from butler_cli.app.views.memories import line
     from butler_cli.cli import render
     from butler_cli.ui.text import visible
 
@@ -44,7 +44,7 @@ def list_(
     json_out: Json = False,
 ) -> None:
     """Every memory in the profile, most important and newest first."""
-    from butler_cli.app.memories import listed
+    from butler_cli.app.views.memories import listed
 
     _print_entries(listed(kind, profile), json_out)
 
@@ -57,7 +57,7 @@ def search(
     json_out: Json = False,
 ) -> None:
     """Search memories the way the recall tool does."""
-    from butler_cli.app.memories import search as found
+    from butler_cli.app.views.memories import search as found
 
     _print_entries(found(query, k, profile), json_out)
 
@@ -71,7 +71,7 @@ def add(
     profile: Profile = None,
 ) -> None:
     """Remember a fact (semantic). It joins the prompt from the next session on."""
-    from butler_cli.app.memories import add as remember
+    from butler_cli.app.views.memories import add as remember
 
     entry = remember(text, importance, profile)
     print(f"Remembered as {entry.id} (importance {entry.importance}).")
@@ -85,7 +85,7 @@ def forget(
     profile: Profile = None,
 ) -> None:
     """Forget one memory by id, or --all of them (asks first)."""
-    from butler_cli.app import memories
+    from butler_cli.app.views import memories
     from butler_cli.core.errors import UsageError
 
     if all_ == (entry_id is not None):
@@ -115,7 +115,7 @@ def export(
     profile: Profile = None,
 ) -> None:
     """Print the profile's memory: JSON (for `import`) or Markdown (to read)."""
-    from butler_cli.app.memories import export as exported
+    from butler_cli.app.views.memories import export as exported
     from butler_cli.core.errors import UsageError
 
     if fmt not in ("json", "md"):
@@ -129,7 +129,7 @@ def import_(
     profile: Profile = None,
 ) -> None:
     """Add the memories of an export. A malformed file is refused whole: nothing is added."""
-    from butler_cli.app.memories import import_file
+    from butler_cli.app.views.memories import import_file
 
     added, skipped = import_file(path, profile)
     print(f"Imported {added} memories ({skipped} already there).")
@@ -138,7 +138,7 @@ def import_(
 @app.command("show-block")
 def show_block(profile: Profile = None) -> None:
     """The frozen memory block as the next session will send it (controls shown, not run)."""
-    from butler_cli.app.memories import block
+    from butler_cli.app.views.memories import block
     from butler_cli.ui.text import visible
 
     print(visible(block(profile), lines=True))
@@ -151,7 +151,7 @@ def consolidate(
 ) -> None:
     """Fold older captured turns into one remembered profile, using the model as summarizer.
     A failure changes nothing."""
-    from butler_cli.app.memories import consolidate as fold
+    from butler_cli.app.views.memories import consolidate as fold
 
     done = fold(model, profile)
     if done is None:

@@ -35,8 +35,8 @@ def models(
         _offered(provider, base_url, refresh, json_out)
         return
 
-    from butler_cli.app.config import load_config
-    from butler_cli.app.provider_list import providers as listed
+    from butler_cli.app.config.config import load_config
+    from butler_cli.app.views.provider_list import providers as listed
     from butler_cli.cli import render
 
     config = load_config()
@@ -67,8 +67,8 @@ def models(
 
 
 def _offered(provider: str, base_url: str | None, refresh: bool, json_out: bool) -> None:
-    from butler_cli.app.config import load_config
-    from butler_cli.app.model_list import offered
+    from butler_cli.app.config.config import load_config
+    from butler_cli.app.views.model_list import offered
     from butler_cli.cli import render
     from butler_cli.ui.text import visible
 

@@ -118,7 +118,7 @@ def model_options(given: list[str] | None) -> dict[str, int | float] | None:
     """``["temperature=0.2"]`` → ``{"temperature": 0.2}``, checked; None when none given."""
     if not given:
         return None
-    from butler_cli.app.options import check_model_options
+    from butler_cli.app.config.options import check_model_options
     from butler_cli.core.errors import UsageError
 
     pairs = []

@@ -13,8 +13,8 @@ from butler_cli.cli.options import Json
 
 def pending(json_out: Json = False) -> None:
     """List parks awaiting a decision. A corrupt park file is named on stderr and skipped."""
-    from butler_cli.app.home import home
-    from butler_cli.app.parks import waiting_parks
+    from butler_cli.app.config.home import home
+    from butler_cli.app.parks.parks import waiting_parks
     from butler_cli.cli import render
 
     rows, problems = waiting_parks(home())
@@ -36,8 +36,8 @@ def show(
     json_out: Json = False,
 ) -> None:
     """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""
-    from butler_cli.app.decisions import load_park
-    from butler_cli.app.parks import pending_approval
+    from butler_cli.app.parks.decisions import load_park
+    from butler_cli.app.parks.parks import pending_approval
     from butler_cli.cli import render
     from butler_cli.cli.views import park_details
 

@@ -30,7 +30,7 @@ def list_(policy: Policy = None, json_out: Json = False) -> None:
     """Installed policies (the butler.policies entry points) and which one is active."""
     from dataclasses import asdict
 
-    from butler_cli.app.policy_list import policy_list
+    from butler_cli.app.views.policy_list import policy_list
     from butler_cli.cli import render
 
     found = policy_list(policy)
@@ -58,8 +58,8 @@ def check(
 ) -> None:
     """The verdict for one call and the reason (the rule that decided), without running it.
     Exit 0 allow, 3 approve, 4 refuse."""
-    from butler_cli.app.options import RunOptions
-    from butler_cli.app.policy_check import check_call
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.views.policy_check import check_call
     from butler_cli.cli import render
 
     found = check_call(tool, args, RunOptions(policy=policy, policy_file=policy_file))
@@ -82,8 +82,8 @@ def test(
 ) -> None:
     """Replay cases against the policy and report every mismatch. Exit 0 when all pass, 1 when
     any does not."""
-    from butler_cli.app.options import RunOptions
-    from butler_cli.app.policy_check import replay
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.views.policy_check import replay
 
     done = replay(cases_file, RunOptions(policy=policy, policy_file=policy_file))
     for miss in done.misses:

@@ -16,7 +16,7 @@ __all__ = ["err", "out", "pending_table", "print_json", "print_json_line", "repo
 if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, JSON needs no rich
     from rich.console import Console
 
-    from butler_cli.app.report import TaskReport
+    from butler_cli.app.run.report import TaskReport
 
 
 def warn(message: str) -> None:

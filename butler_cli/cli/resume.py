@@ -12,7 +12,7 @@ import typer
 from butler_cli.core.errors import ExitCode
 
 if TYPE_CHECKING:
-    from butler_cli.app.decisions import RoundAnswer
+    from butler_cli.app.parks.decisions import RoundAnswer
     from butler_cli.core.loop import LoopObserver
     from butler_cli.core.park import ParkState
 
@@ -67,11 +67,11 @@ def resume(
     turn); with no terminal that is a usage error and nothing changes. Model and policy
     default to the ones the park was made with; the policy is asked again before the action
     runs."""
-    from butler_cli.app.butler import resume_park
-    from butler_cli.app.conversations import of_park
-    from butler_cli.app.decisions import RoundAnswer
-    from butler_cli.app.options import RunOptions
-    from butler_cli.app.report import exit_code_for
+    from butler_cli.app.chat.conversations import of_park
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.parks.decisions import RoundAnswer
+    from butler_cli.app.run.butler import resume_park
+    from butler_cli.app.run.report import exit_code_for
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError
@@ -113,8 +113,8 @@ def _ask(state: ParkState, note: str | None) -> RoundAnswer:
     input means "later": the park stays as it is (exit 3)."""
     import click
 
-    from butler_cli.app.decisions import RoundAnswer
-    from butler_cli.app.parks import pending_approval
+    from butler_cli.app.parks.decisions import RoundAnswer
+    from butler_cli.app.parks.parks import pending_approval
     from butler_cli.cli.render import out
     from butler_cli.core.park import Decision
     from butler_cli.ui.approval import panel

@@ -29,7 +29,7 @@ from butler_cli.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from butler_cli.app.attach import Attachment
+    from butler_cli.app.chat.attach import Attachment
 
 
 def run(
@@ -71,9 +71,9 @@ def run(
     Piped standard input (`cat notes.md | butler run "summarize"`) and every --file are given
     to each task as context, each cut at 64 KiB with a note saying so. `butler "TASK"` is
     `butler run "TASK"` when TASK is no command (nor a near miss of one)."""
-    from butler_cli.app.butler import run_tasks
-    from butler_cli.app.options import RunOptions
-    from butler_cli.app.report import exit_code_for
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.run.butler import run_tasks
+    from butler_cli.app.run.report import exit_code_for
     from butler_cli.cli import render
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer
@@ -95,7 +95,7 @@ def run(
     printer = Printer(fmt, started, len(all_tasks), _described(attachments))
     prompt = None
     if attachments:
-        from butler_cli.app.attach import prompter
+        from butler_cli.app.chat.attach import prompter
 
         prompt = prompter(attachments)
     reports = []
@@ -128,13 +128,13 @@ def _check_shape(tasks: list[str], continuing: bool) -> None:
 def _attachments(files: list[str], stdin_is_tasks: bool) -> list[Attachment]:
     """Piped standard input (unless it holds the tasks), then each --file; the attaching code
     loads only when there is something to attach."""
-    from butler_cli.app.piped import may_be_piped
+    from butler_cli.app.chat.piped import may_be_piped
 
     stdin = sys.stdin.buffer if sys.stdin else None
     piped = not stdin_is_tasks and may_be_piped(stdin)
     if not files and not piped:
         return []
-    from butler_cli.app.attach import file_attachment, piped_stdin
+    from butler_cli.app.chat.attach import file_attachment, piped_stdin
 
     attachments = [file_attachment(path) for path in files]
     found = piped_stdin(stdin) if piped else None

@@ -23,7 +23,7 @@ JobId = Annotated[str, typer.Argument(metavar="ID", help="Schedule id or a uniqu
 
 
 def _store() -> ScheduleStore:
-    from butler_cli.app.home import home as butler_home
+    from butler_cli.app.config.home import home as butler_home
     from butler_cli.schedule.store import ScheduleStore
 
     return ScheduleStore(butler_home())
@@ -184,7 +184,7 @@ def run_now(job_id: JobId, json_out: Json = False) -> None:
         )
     else:
         _say(done)
-    from butler_cli.app.events import STATUS_EXIT
+    from butler_cli.app.run.events import STATUS_EXIT
     from butler_cli.core.errors import ExitCode
 
     raise typer.Exit(STATUS_EXIT.get(done.status, ExitCode.FAILED))

@@ -28,7 +28,7 @@ def serve(
 ) -> None:
     """Run the scheduler and the inbox page until Ctrl-C or SIGTERM. Prints the inbox's URL,
     which holds a fresh random token: every request without it is refused."""
-    from butler_cli.app.home import home as butler_home
+    from butler_cli.app.config.home import home as butler_home
     from butler_cli.serve.server import serve as run_server
     from butler_cli.ui.text import visible
 

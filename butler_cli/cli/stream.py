@@ -1,7 +1,7 @@
 """What ``run`` and ``resume`` print, in the format ``--output`` chose (docs/output.md).
 
 ``text``: progress on stderr, answers on stdout. ``json``: one result object per task when it
-ends. ``stream-json``: one event per line as things happen (:mod:`butler_cli.app.events`).
+ends. ``stream-json``: one event per line as things happen (:mod:`butler_cli.app.run.events`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.events import (
+from butler_cli.app.run.events import (
     SCHEMA_VERSION,
     EventStream,
     decide_commands,
@@ -20,7 +20,7 @@ from butler_cli.app.events import (
 from butler_cli.cli import render
 
 if TYPE_CHECKING:
-    from butler_cli.app.report import TaskReport
+    from butler_cli.app.run.report import TaskReport
     from butler_cli.core.loop import LoopObserver
 
 

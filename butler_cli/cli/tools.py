@@ -19,8 +19,8 @@ def list_(json_out: Json = False) -> None:
     """Every tool with its source and default verdict, MCP servers' tools included (from the
     tool cache; a server not in it is started to list them; `butler mcp list` starts every
     server and refreshes the cache)."""
-    from butler_cli.app.inventory import not_offered, tool_inventory
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.views.inventory import not_offered, tool_inventory
     from butler_cli.cli import render
 
     rows = tool_inventory(RunOptions())

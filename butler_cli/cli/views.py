@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from butler_cli.app.parks import PendingApproval
+from butler_cli.app.parks.parks import PendingApproval
 from butler_cli.core.park import ParkState
 from butler_cli.ui.approval import diff_style
 from butler_cli.ui.markup import safe as escape

@@ -1,6 +1,6 @@
 """One setting of the config file, declared once: :class:`Setting`.
 
-The butler's own keys are rows of :mod:`butler_cli.app.settings`; a plug-in declares its
+The butler's own keys are rows of :mod:`butler_cli.app.config.settings`; a plug-in declares its
 section's keys with the same class (exported by :mod:`butler_cli.api`). Every reader — the
 file check, the precedence, `config set/get/show`, what a plug-in is given — derives from the
 row. A plain class (no dataclass): the chat's first line reads the file through it.

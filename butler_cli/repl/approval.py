@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from butler_cli.app.chat import Answer
-from butler_cli.app.parks import PendingApproval, pending_approval
+from butler_cli.app.chat.chat import Answer
+from butler_cli.app.parks.parks import PendingApproval, pending_approval
 from butler_cli.core.grants import Grant
 from butler_cli.core.park import ParkState
 from butler_cli.ui.approval import fold, panel
@@ -102,7 +102,7 @@ def _ask_one(
 ) -> Answer | None:
     """Show one asked call and ask until a real answer; None means "later". What is shown
     comes from ``view``; what a grant holds, from the park's exact call (``state``)."""
-    from butler_cli.app.approvals import exact_grant
+    from butler_cli.app.parks.approvals import exact_grant
 
     asked = view.call(call_id)
     tool, widen, keepable = asked.tool, asked.widen, asked.keepable
@@ -153,7 +153,7 @@ def _keep(
 ) -> Grant | None:
     """What the person keeps: exactly this call, or — only where the policy offered to widen
     it — the patterns shown here first. None: they thought better of it (asked again)."""
-    from butler_cli.app.approvals import exact_grant
+    from butler_cli.app.parks.approvals import exact_grant
 
     exact = exact_grant(state, call_id)
     folder = visible(state.context.cwd)

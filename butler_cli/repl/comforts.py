@@ -84,7 +84,7 @@ def clear(repl: ChatRepl, arg: str) -> None:
 
 def model(repl: ChatRepl, arg: str) -> None:
     """`/model NAME`: the next turns use that model; a bad name changes nothing."""
-    from butler_cli.app.config import load_config
+    from butler_cli.app.config.config import load_config
     from butler_cli.providers import model_spec_of, resolve_model
 
     butler = repl.butler

@@ -41,7 +41,7 @@ def _help(repl: ChatRepl, arg: str) -> None:
 
 
 def _pending(repl: ChatRepl, arg: str) -> None:
-    from butler_cli.app.parks import waiting_parks
+    from butler_cli.app.parks.parks import waiting_parks
     from butler_cli.ui.console import pending_table
 
     rows, problems = waiting_parks(repl.butler.home)

@@ -18,8 +18,8 @@ UNDO_NOTE = "what it did stays done: files it wrote, commands it ran, mail it se
 def context(repl: ChatRepl, arg: str) -> None:
     """What each request carries: the memory block (first, the same all session), the project
     instructions, the conversation, and the model's window when it is known."""
-    from butler_cli.app import compaction
-    from butler_cli.app.doctor import instruction_lines
+    from butler_cli.app.chat import compaction
+    from butler_cli.app.views.doctor import instruction_lines
 
     butler = repl.butler
     conversation = repl.conversation

@@ -13,7 +13,7 @@ import gc
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from butler_cli.app.deferred import Deferred
+from butler_cli.app.chat.deferred import Deferred
 from butler_cli.core.errors import ButlerError
 from butler_cli.repl.commands import COMMANDS, dispatch
 from butler_cli.repl.input import answer_input, chat_input
@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
     from rich.console import Console
 
-    from butler_cli.app.butler import Butler
-    from butler_cli.app.chat import Answer, Conversation
-    from butler_cli.app.options import RunOptions
-    from butler_cli.app.report import TaskReport
+    from butler_cli.app.chat.chat import Answer, Conversation
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.run.butler import Butler
+    from butler_cli.app.run.report import TaskReport
     from butler_cli.core.park import ParkState
     from butler_cli.repl.comforts import Tally
     from butler_cli.store.conversations import Record
@@ -38,8 +38,8 @@ Continuing = tuple[bool, str | None]
 
 
 def _build(opts: RunOptions, saved: Record | None = None) -> tuple[Butler, Conversation, Progress]:
-    from butler_cli.app.butler import Butler
-    from butler_cli.app.chat import Conversation
+    from butler_cli.app.chat.chat import Conversation
+    from butler_cli.app.run.butler import Butler
     from butler_cli.core.grants import GrantBook
     from butler_cli.repl.progress import ChatProgress
     from butler_cli.ui.console import out
@@ -164,7 +164,7 @@ class ChatRepl:
         import os
         from pathlib import Path
 
-        from butler_cli.app.conversations import find, recap
+        from butler_cli.app.chat.conversations import find, recap
         from butler_cli.store.conversations import ConversationStore
         from butler_cli.ui.text import visible
 
@@ -181,7 +181,7 @@ class ChatRepl:
 
     def continue_saved(self, given: str) -> None:
         """`/continue ID`: this session carries on that conversation."""
-        from butler_cli.app.conversations import find, recap
+        from butler_cli.app.chat.conversations import find, recap
         from butler_cli.ui.text import visible
 
         try:
@@ -292,8 +292,8 @@ class ChatRepl:
 
     def resume(self, given_id: str) -> None:
         """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
-        from butler_cli.app.decisions import load_park
-        from butler_cli.app.report import TaskReport
+        from butler_cli.app.parks.decisions import load_park
+        from butler_cli.app.run.report import TaskReport
 
         try:
             state = load_park(given_id)

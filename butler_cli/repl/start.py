@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config.options import RunOptions
 
 DEMO_BANNER = (
     "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
@@ -36,7 +36,7 @@ def start_chat(
     model_options: dict[str, int | float] | None = None,
     continuing: tuple[bool, str | None] = (False, None),
 ) -> None:
-    from butler_cli.app.config_file import MODEL_ENV, chosen_options
+    from butler_cli.app.config.config_file import MODEL_ENV, chosen_options
     from butler_cli.core.errors import UsageError
     from butler_cli.repl.session import ChatRepl
     from butler_cli.store.files import home_dir
@@ -56,7 +56,7 @@ def start_chat(
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
 
     def flags() -> RunOptions:
-        from butler_cli.app.options import RunOptions
+        from butler_cli.app.config.options import RunOptions
 
         # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for
         # `run`).

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from butler_cli.app.config import load_config, resolve_options
-from butler_cli.app.options import MODEL_ENV, RunOptions
+from butler_cli.app.config.config import load_config, resolve_options
+from butler_cli.app.config.options import MODEL_ENV, RunOptions
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
 from butler_cli.hooks import DEFAULT_TIMEOUT, Hook

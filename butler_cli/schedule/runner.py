@@ -15,12 +15,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from butler_cli.app.masking import masked
+from butler_cli.app.run.masking import masked
 from butler_cli.hooks import Hook, fire, task_event
 from butler_cli.schedule.store import Job, ScheduleStore
 
 if TYPE_CHECKING:
-    from butler_cli.app.session import Sessions
+    from butler_cli.app.run.session import Sessions
 
 Clock = Callable[[], datetime]
 #: How often a running scheduler looks at the store (schedules added meanwhile are seen).
@@ -53,8 +53,8 @@ def run_job(
     anywhere — an approval parks, as in `butler run`. With ``sessions`` the run is on a kept
     session of the job's model, policy and folder (built at its first due run, rebuilt when
     its config or policy file changes), else on one of its own."""
-    from butler_cli.app.butler import Butler
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.run.butler import Butler
     from butler_cli.core.errors import ButlerError
 
     opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)

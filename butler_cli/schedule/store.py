@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from butler_cli.app.masking import masked
+from butler_cli.app.run.masking import masked
 from butler_cli.core.errors import UsageError
 from butler_cli.schedule.cron import next_after
 from butler_cli.store.files import ensure_private_dir

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.parks import PendingApproval, pending_approval
-from butler_cli.app.preview import preview_paths
+from butler_cli.app.parks.parks import PendingApproval, pending_approval
+from butler_cli.app.parks.preview import preview_paths
 from butler_cli.core.errors import ParkError, ParkNotFound
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run, ScheduleStore

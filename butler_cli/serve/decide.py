@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.report import TaskReport
+from butler_cli.app.run.report import TaskReport
 from butler_cli.core.errors import DECIDED, TAMPERED, ButlerError, ParkError
 from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import ScheduleStore
 
 if TYPE_CHECKING:
-    from butler_cli.app.session import Sessions
+    from butler_cli.app.run.session import Sessions
     from butler_cli.core.park import Decision
 
 #: How long a request waits for the task to end before answering "continuing".
@@ -41,8 +41,8 @@ def decide_and_continue(
     ``keep``: "Always allow here"; ``each``: the decision on each call named (see
     ``resume_park``); ``sessions``: the server's kept sessions, one per recorded context (a
     click builds nothing its context already has)."""
-    from butler_cli.app.butler import resume_park
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.run.butler import resume_park
 
     return resume_park(
         park_id, approved, note, RunOptions(), keep=keep, each=each, sessions=sessions
@@ -73,7 +73,7 @@ class Decider:
     """Runs decisions on threads, records each outcome, and knows what is still running."""
 
     def __init__(self, home: Path, sessions: Sessions | None = None) -> None:
-        from butler_cli.app.session import Sessions
+        from butler_cli.app.run.session import Sessions
 
         #: The sessions decisions run on (the server's, shared with its scheduler).
         self.sessions = sessions if sessions is not None else Sessions(home)
@@ -198,7 +198,7 @@ def _refusal(park_id: str, exc: ParkError, home: Path) -> str:
 def _already(park_id: str, why: str, home: Path) -> str:
     """A clear "already decided": what was decided and when, if the park says; else why not
     (read from the server's own home, whatever the environment says)."""
-    from butler_cli.app.decisions import load_park
+    from butler_cli.app.parks.decisions import load_park
 
     try:
         state = load_park(park_id, home)

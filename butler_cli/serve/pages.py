@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from butler_cli.app.parks import PendingApproval, PendingCall, pending_approval
+from butler_cli.app.parks.parks import PendingApproval, PendingCall, pending_approval
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run
 from butler_cli.serve.data import Problem

@@ -19,7 +19,7 @@ from types import FrameType
 
 import uvicorn
 
-from butler_cli.app.session import Sessions
+from butler_cli.app.run.session import Sessions
 from butler_cli.core.errors import UsageError
 from butler_cli.core.notices import notice
 from butler_cli.schedule.runner import Finished, Scheduler

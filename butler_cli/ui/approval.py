@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from butler_cli.ui.text import pretty_json, visible
 
 if TYPE_CHECKING:
-    from butler_cli.app.parks import PendingApproval
+    from butler_cli.app.parks.parks import PendingApproval
 
 FOLD_AT = 480
 FOLD_HEAD = 240

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from typing import Any
 
-from butler_cli.app.masking import masked
+from butler_cli.app.run.masking import masked
 
 _JSON_SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: Printable to Python, yet drawn as nothing.

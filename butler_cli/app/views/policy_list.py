@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from butler_cli.app.config import load_config, resolve_setting
+from butler_cli.app.config.config import load_config, resolve_setting
 from butler_cli.policy.loader import installed_policies
 
 

@@ -17,8 +17,8 @@ from butler_cli.store.conversations import ConversationStore, Record, Summary
 from butler_cli.store.files import butler_home as home
 
 if TYPE_CHECKING:
-    from butler_cli.app.butler import Butler
-    from butler_cli.app.report import TaskReport
+    from butler_cli.app.run.butler import Butler
+    from butler_cli.app.run.report import TaskReport
     from butler_cli.core.messages import Message
 
 RECAP_TURNS = 3

@@ -5,10 +5,10 @@ TOML at ``$BUTLER_HOME/config.toml`` when BUTLER_HOME is set, else the platform'
 dir. It holds no secrets: for each provider a base URL and the *name* of the environment
 variable with its key (keys set with `butler keys set` live elsewhere: store/stored_keys.py). A
 malformed file is reported with its line and never rewritten; writing it (`config set`,
-`unset`) goes through tomlkit in :mod:`butler_cli.app.config_edit`, which keeps comments.
-Reading and checking the file, and the precedence itself, are :mod:`butler_cli.app.config_file`
-(plain values, cheap: the chat's first line needs that alone); this module makes the typed
-:class:`Config` and :class:`Resolved` from them.
+`unset`) goes through tomlkit in :mod:`butler_cli.app.config.config_edit`, which keeps
+comments. Reading and checking the file, and the precedence itself, are
+:mod:`butler_cli.app.config.config_file` (plain values, cheap: the chat's first line needs
+that alone); this module makes the typed :class:`Config` and :class:`Resolved` from them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.config_file import (
+from butler_cli.app.config.config_file import (
     check_config,
     config_file,
     key_sources,
@@ -25,11 +25,11 @@ from butler_cli.app.config_file import (
     remember_secrets,
     resolved_value,
 )
-from butler_cli.app.settings import ENV
+from butler_cli.app.config.settings import ENV
 from butler_cli.core.provider_settings import ProviderSettings
 
 if TYPE_CHECKING:
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config.options import RunOptions
     from butler_cli.core.park import RunContext
 
 
@@ -80,7 +80,7 @@ class Config:
     def remember_secrets(self) -> None:
         """Tell the masking every secret value this config points to: the values of its key
         variables (and the well-known ones), the contents of its key files and the keys kept
-        with `butler keys set` (:func:`butler_cli.app.config_file.remember_secrets`)."""
+        with `butler keys set` (:func:`butler_cli.app.config.config_file.remember_secrets`)."""
         remember_secrets(*self._key_sources())
 
 
@@ -96,9 +96,9 @@ def load_config(path: Path | None = None) -> Config:
 
 
 def parse_config(raw: dict[str, Any], path: Path) -> Config:
-    """Check a parsed file's settings (:func:`~butler_cli.app.config_file.check_config`: a
+    """Check a parsed file's settings (:func:`~butler_cli.app.config.config_file.check_config`: a
     usage error naming the file, which is never rewritten) into a :class:`Config`."""
-    from butler_cli.app.settings import plugin_sections
+    from butler_cli.app.config.settings import plugin_sections
 
     checked = check_config(raw, path, plugin_sections())
     providers = {
@@ -133,7 +133,7 @@ class Resolved:
 def resolve_setting(
     key: str, flag: Any, config: Config, recorded: RunContext | None = None
 ) -> Resolved:
-    """The one precedence (:func:`~butler_cli.app.config_file.resolved_value`), for one of
+    """The one precedence (:func:`~butler_cli.app.config.config_file.resolved_value`), for one of
     ``model``, ``policy``, ``max_rounds``, ``system``: the flag, else what the park recorded (a
     resume), else the environment variable (when set and not empty), else the config file,
     else the default."""

@@ -1,7 +1,7 @@
 """The ``[hooks]`` of the config file, fired after every task report: the one place a person
 hears that something waits for them (``on_park``) or ended (``on_done``, ``on_error``).
 
-:meth:`Butler._finish <butler_cli.app.butler.Butler._finish>` calls :meth:`Notifier.after` for
+:meth:`Butler._finish <butler_cli.app.run.butler.Butler._finish>` calls :meth:`Notifier.after` for
 every report it makes — a `butler run` task, a chat turn, a scheduled run, and every park
 decided by `butler resume`, the chat or the inbox — so no surface can forget it. A hook runs
 after the report exists (a park is on disk already), within its timeout; its failure is one
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from butler_cli.core.notices import notice
 
 if TYPE_CHECKING:
-    from butler_cli.app.report import TaskReport
+    from butler_cli.app.run.report import TaskReport
     from butler_cli.hooks import Hooks
 
 

@@ -1,5 +1,5 @@
 """Whether standard input may hold something piped or redirected in: asked before
-:mod:`butler_cli.app.attach` is imported, so a run with nothing attached never loads it."""
+:mod:`butler_cli.app.chat.attach` is imported, so a run with nothing attached never loads it."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.masking import masked, masked_value
+from butler_cli.app.run.masking import masked, masked_value
 from butler_cli.tools.redact import redact
 
 if TYPE_CHECKING:
@@ -70,8 +70,8 @@ class PendingApproval:
 
 def pending_approval(state: ParkState) -> PendingApproval:
     """The one view of what ``state`` waits on (see the module's doc)."""
-    from butler_cli.app.approvals import keepable
-    from butler_cli.app.preview import change_preview
+    from butler_cli.app.parks.approvals import keepable
+    from butler_cli.app.parks.preview import change_preview
 
     cwd = state.context.cwd
     calls = []

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from butler_cli.app.report import TaskReport
+from butler_cli.app.run.report import TaskReport
 from butler_cli.core.errors import ExitCode
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock

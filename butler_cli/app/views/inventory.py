@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.config import load_config, resolve_options
-from butler_cli.app.options import RunOptions
-from butler_cli.app.protected import protected_paths
+from butler_cli.app.config.config import load_config, resolve_options
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.run.protected import protected_paths
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.gate import default_decision
 from butler_cli.core.toolsets import Toolset
@@ -74,7 +74,7 @@ def not_offered() -> list[str]:
 def mcp_sources(policy: LoadedPolicy) -> list[tuple[str, Toolset]]:
     """The MCP servers' toolsets, governed as in a run; a server that could not be listed is
     named in a notice."""
-    from butler_cli.app.mcp_servers import start_mcp
+    from butler_cli.app.run.mcp_servers import start_mcp
     from butler_cli.core.notices import notice
     from butler_cli.tools.mcp import mcp_toolsets
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from butler_cli.app.config import Config, config_path
+from butler_cli.app.config.config import Config, config_path
 
 
 def protected_paths(

@@ -15,15 +15,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.config import (
+from butler_cli.app.config.config import (
     Resolved,
     config_path,
     load_config,
     parse_config,
     resolve_setting,
 )
-from butler_cli.app.config_file import PROVIDER_KEYS, read_config, section_values
-from butler_cli.app.settings import ENV, KEY_HELP, find_setting
+from butler_cli.app.config.config_file import PROVIDER_KEYS, read_config, section_values
+from butler_cli.app.config.settings import ENV, KEY_HELP, find_setting
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import read_text_regular, write_atomic
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from butler_cli.app.config_file import MODEL_ENV as MODEL_ENV
+from butler_cli.app.config.config_file import MODEL_ENV as MODEL_ENV
 from butler_cli.providers.options import parse_options
 
 
 @dataclass(frozen=True)
 class RunOptions:
     """What a person chose on the command line; None means "not given". What a command then
-    runs with is :func:`butler_cli.app.config.resolve_options` of these."""
+    runs with is :func:`butler_cli.app.config.config.resolve_options` of these."""
 
     model: str | None = None
     policy: str | None = None

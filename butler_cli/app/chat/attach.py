@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from butler_cli.app.piped import may_be_piped
+from butler_cli.app.chat.piped import may_be_piped
 from butler_cli.core.errors import UsageError
 from butler_cli.store.ids import token_hex
 

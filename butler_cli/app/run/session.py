@@ -3,7 +3,7 @@
 A session is what lives as long as a person's chat, one `butler run` batch, or one context of a
 `butler serve` process: the config, the policy, the model, the tools (MCP included), the
 memory and its frozen block, the project instructions — built once by :func:`open_session`.
-A run (one task, one resumed park) is a :class:`~butler_cli.app.butler.Butler` over a session
+A run (one task, one resumed park) is a :class:`~butler_cli.app.run.butler.Butler` over a session
 plus what is its own: the session grants, the kept approvals read as it starts, the hooks.
 
 `serve` and the scheduler keep sessions in :class:`Sessions`, keyed by what a session is made
@@ -25,11 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from butler_cli.app.config import Config, load_config, resolve_options
-from butler_cli.app.instructions import Instructions
-from butler_cli.app.mcp_servers import start_mcp
-from butler_cli.app.options import MODEL_ENV, RunOptions
-from butler_cli.app.protected import GateWatch, policy_file_of, protected_paths
+from butler_cli.app.config.config import Config, load_config, resolve_options
+from butler_cli.app.config.options import MODEL_ENV, RunOptions
+from butler_cli.app.run.instructions import Instructions
+from butler_cli.app.run.mcp_servers import start_mcp
+from butler_cli.app.run.protected import GateWatch, policy_file_of, protected_paths
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
@@ -189,7 +189,7 @@ def open_session(
 def _instructions(cwd: Path, recorded: RunContext | None) -> Instructions:
     """Read once, like the block: a resumed park sends the instructions it was sent."""
     if recorded is None or recorded.instructions is None:
-        from butler_cli.app.instructions import find
+        from butler_cli.app.run.instructions import find
 
         return find(cwd)
     return Instructions((), recorded.instructions)

@@ -1,4 +1,4 @@
-"""Runs: a butler over a session (app/session.py) runs tasks and resumes parks.
+"""Runs: a butler over a session (app/run/session.py) runs tasks and resumes parks.
 
 The one place that knows every layer; the CLI calls one function here per command.
 """
@@ -11,9 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from butler_cli.app import conversations as convs
-from butler_cli.app.audit import AuditObserver
-from butler_cli.app.decisions import (
+from butler_cli.app.chat import conversations as convs
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.parks.decisions import (
     Held,
     RoundAnswer,
     decision_for,
@@ -22,11 +22,11 @@ from butler_cli.app.decisions import (
     record_decision,
     summary_of,
 )
-from butler_cli.app.masking import MaskingProvider
-from butler_cli.app.notify import Notifier
-from butler_cli.app.options import RunOptions
-from butler_cli.app.report import TaskReport
-from butler_cli.app.session import Session, Sessions, open_session, remember_park_key
+from butler_cli.app.run.audit import AuditObserver
+from butler_cli.app.run.masking import MaskingProvider
+from butler_cli.app.run.notify import Notifier
+from butler_cli.app.run.report import TaskReport
+from butler_cli.app.run.session import Session, Sessions, open_session, remember_park_key
 from butler_cli.core.errors import ToolUnavailable
 from butler_cli.core.loop import (
     LoopConfig,
@@ -67,7 +67,7 @@ DEFAULT_PERSONA = (
 
 def system_prompt(block: str, persona: str, instructions: str = "") -> str:
     """F5: the frozen block leads, the persona follows, then the project instructions (fenced,
-    see app/instructions.py); nothing per-turn comes before them."""
+    see app/run/instructions.py); nothing per-turn comes before them."""
     prompt = f"{block}\n\n{persona or DEFAULT_PERSONA}"
     return f"{prompt}\n\n{instructions}" if instructions else prompt
 
@@ -101,7 +101,7 @@ class Butler:
         self.persona = session.persona
         self.block = session.block
         self.instructions = session.instructions
-        from butler_cli.app.approvals import kept_for
+        from butler_cli.app.parks.approvals import kept_for
 
         self.config = LoopConfig(
             system=system_prompt(self.block, self.persona, self.instructions.text),
@@ -145,7 +145,7 @@ class Butler:
         grants: GrantBook | None = None,
         recorded: RunContext | None = None,
     ) -> Butler:
-        """A butler on a session of its own (see :func:`~butler_cli.app.session.open_session`),
+        """A butler on a session of its own (see :func:`~butler_cli.app.run.session.open_session`),
         closed with it: a chat, one `butler run` batch, one `butler resume`."""
         return cls(open_session(opts, cwd=cwd, home=home, recorded=recorded), grants)
 
@@ -175,8 +175,8 @@ class Butler:
         grant (its number and scope, never its values). Not kept — one notice, the decision
         stands — when the park was made in another folder than this butler's or its files
         cannot be resolved now."""
-        from butler_cli.app.approvals import folder_key, keep
-        from butler_cli.app.decisions import now_iso
+        from butler_cli.app.parks.approvals import folder_key, keep
+        from butler_cli.app.parks.decisions import now_iso
 
         if folder_key(state.context.cwd) != folder_key(self.cwd):
             notice("not kept: the park was made in another folder (approved once)")
@@ -497,7 +497,7 @@ def resume_park(
             butler = closing.enter_context(butler_for_park(state, opts, home, sessions=sessions))
             report = butler.decide(held, approved, note, observer, each)
             if keep:
-                from butler_cli.app.approvals import exact_grant, keepable
+                from butler_cli.app.parks.approvals import exact_grant, keepable
 
                 for cid, decision in decisions.items():
                     if decision.approved and keepable(state, cid):

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from butler_cli.app import conversations as convs
-from butler_cli.app.butler import Butler, resume_park
-from butler_cli.app.decisions import load_park
-from butler_cli.app.options import RunOptions
-from butler_cli.app.report import TaskReport
+from butler_cli.app.chat import conversations as convs
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.run.butler import Butler, resume_park
+from butler_cli.app.run.report import TaskReport
 from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
@@ -93,7 +93,7 @@ class Conversation:
             text, observer, history=self.messages, prompt=prompt, conversation=self.id
         )
         if report.status == "failed" and report.error_code == "context_too_long":
-            from butler_cli.app import compaction
+            from butler_cli.app.chat import compaction
 
             tokens = compaction.estimate(self.butler.config.system, self.messages, sent)
             window = compaction.learn(
@@ -112,7 +112,7 @@ class Conversation:
 
     def _fit(self, text: str) -> None:
         """Compact first when this turn's request would pass the model's known window."""
-        from butler_cli.app import compaction
+        from butler_cli.app.chat import compaction
 
         tokens = compaction.estimate(self.butler.config.system, self.messages, text)
         window = compaction.over(self.butler.model_spec, self.butler.home, tokens)
@@ -123,7 +123,7 @@ class Conversation:
         """Fold the older turns into a summary the model writes (the memory block and the
         system prompt are untouched; the last turns stay whole); how many turns were folded.
         The saved conversation keeps every turn; only what is sent is shorter."""
-        from butler_cli.app import compaction
+        from butler_cli.app.chat import compaction
 
         done = compaction.compact(self.messages, self.butler.summarize)
         if done is None:
@@ -140,7 +140,7 @@ class Conversation:
     def last_turn(self) -> tuple[int, str] | None:
         """Where the last turn starts and the words it was sent with; None when there is none
         to take back (an empty conversation, or only a compaction's summary)."""
-        from butler_cli.app import compaction
+        from butler_cli.app.chat import compaction
 
         starts = compaction.turn_starts(self.messages)
         if not starts or compaction.is_summary(self.messages[starts[-1]]):

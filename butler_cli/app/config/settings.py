@@ -3,9 +3,9 @@
 A :class:`Setting` says a key's type, its default, the environment variable that may set it,
 whether a command's flag and a resumed park take part in its precedence (``resolved``), and
 whether `butler config set` takes it. Everything else reads this table: the file check
-(:mod:`butler_cli.app.config_file`), the one precedence (``resolved_value``), `config
-set/unset/get` and their help (:mod:`butler_cli.app.config_edit`). Adding a setting is one row
-here plus the code that uses it.
+(:mod:`butler_cli.app.config.config_file`), the one precedence (``resolved_value``),
+`config set/unset/get` and their help (:mod:`butler_cli.app.config.config_edit`). Adding a
+setting is one row here plus the code that uses it.
 
 Plain classes and tuples: the chat's first line reads the file through this, before any
 dataclass or pathlib is worth its import.

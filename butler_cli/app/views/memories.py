@@ -89,8 +89,8 @@ def block(profile: str | None) -> str:
 def consolidate(model: str | None, profile: str | None) -> Consolidated | None:
     """Fold older captured turns into one remembered profile, the model summarizing; None when
     there is nothing to fold. A failure changes nothing."""
-    from butler_cli.app.butler import Butler  # a model and its provider: only here
-    from butler_cli.app.options import RunOptions
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.run.butler import Butler  # a model and its provider: only here
 
     butler = Butler.build(RunOptions(model=model, profile=profile))
     return fold(butler.memory, butler.summarize)

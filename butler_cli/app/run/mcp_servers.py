@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from butler_cli.app.config import Config
+from butler_cli.app.config.config import Config
 
 if TYPE_CHECKING:
     from butler_cli.tools.mcp import McpHub
@@ -46,7 +46,7 @@ def mcp_states(settings: Config) -> list[McpServerState]:
     """Start every configured server (side by side, bounded), list its tools, refresh the
     cache, and say which tools wait for approval. Servers are hidden from the butler's files
     as in a run."""
-    from butler_cli.app.protected import protected_paths
+    from butler_cli.app.run.protected import protected_paths
     from butler_cli.store.files import butler_home
     from butler_cli.tools.mcp import hub_tools
 

@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from butler_cli.app.config import load_config
+from butler_cli.app.config.config import load_config
 from butler_cli.core.errors import ButlerError, UsageError
 from butler_cli.store.files import butler_home, write_atomic
 

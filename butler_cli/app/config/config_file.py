@@ -1,7 +1,7 @@
 """The config file read and checked into plain values: no dataclass, no pathlib, no provider
 table, so the chat's first prompt waits on no more than this (its first line names the model
-and policy, and a broken file stops it there). :mod:`butler_cli.app.config` makes the typed
-:class:`~butler_cli.app.config.Config` from what this checks; the format is described there.
+and policy, and a broken file stops it there). :mod:`butler_cli.app.config.config` makes the typed
+:class:`~butler_cli.app.config.config.Config` from what this checks; the format is described there.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.app.settings import (
+from butler_cli.app.config.settings import (
     BY_KEY,
     CORE_TABLES,
     DEFAULTS,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 CONFIG_FILE = "config.toml"
 PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
 MODEL_ENV = ENV["model"]
-#: The plug-ins' sections as :func:`butler_cli.app.settings.plugin_sections` gives them.
+#: The plug-ins' sections as :func:`butler_cli.app.config.settings.plugin_sections` gives them.
 Declared = Mapping[str, tuple[Setting, ...]]
 
 
@@ -98,7 +98,7 @@ def check_config(
 ) -> Checked:
     """Check a parsed file's settings; anything unknown or of the wrong type is a usage
     error naming the file (which is never rewritten). ``declared``: the plug-ins' sections
-    (:func:`~butler_cli.app.settings.plugin_sections`); None — the chat's first line, which
+    (:func:`~butler_cli.app.config.settings.plugin_sections`); None — the chat's first line, which
     loads no plug-in — leaves a table that is not the butler's own for the full read, which
     comes before any turn runs."""
     aliases: dict[str, str] = {}
@@ -303,7 +303,8 @@ def resolved_value(
     not empty), else the config file's ``values`` (read from ``file``), else the default — as
     (value, where it came from: ``flag``, ``park``, ``env VARIABLE``, ``file PATH`` or
     ``default``). A variable that is not a number where one is needed is a usage error,
-    whichever command reads it. (:func:`butler_cli.app.config.resolve_setting` gives it typed.)
+    whichever command reads it. (:func:`butler_cli.app.config.config.resolve_setting` gives it
+    typed.)
     """
     if flag is not None:
         return flag, "flag"

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from butler_cli.app.config import Config
+from butler_cli.app.config.config import Config
 from butler_cli.providers import REMOTE
 from butler_cli.providers.options import DEFAULTS, SUPPORTED, OptionValue
 from butler_cli.store.stored_keys import key_names

@@ -1,0 +1,1 @@
+"""The chat's conversation: turns, compaction, attachments, the saved conversations."""

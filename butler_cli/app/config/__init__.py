@@ -1,0 +1,1 @@
+"""Settings and options: every key declared once, the file read and edited, one precedence."""

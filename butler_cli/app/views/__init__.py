@@ -1,0 +1,1 @@
+"""What single commands read or change (doctor, tools, keys, memories, models, policies)."""
