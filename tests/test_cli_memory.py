@@ -9,7 +9,8 @@ import pytest
 from conftest import call, json_lines
 
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.run.butler import Butler, resume_park
+from butler_cli.app.run.butler import Butler
+from butler_cli.app.run.tasks import resume_park
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.memory.block import OPEN
 from butler_cli.providers import PROVIDERS

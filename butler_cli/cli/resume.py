@@ -70,8 +70,8 @@ def resume(
     from butler_cli.app.chat.conversations import of_park
     from butler_cli.app.config.options import RunOptions
     from butler_cli.app.parks.decisions import RoundAnswer
-    from butler_cli.app.run.butler import resume_park
     from butler_cli.app.run.report import exit_code_for
+    from butler_cli.app.run.tasks import resume_park
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer
     from butler_cli.core.errors import UsageError

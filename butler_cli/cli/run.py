@@ -72,8 +72,8 @@ def run(
     to each task as context, each cut at 64 KiB with a note saying so. `butler "TASK"` is
     `butler run "TASK"` when TASK is no command (nor a near miss of one)."""
     from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.run.butler import run_tasks
     from butler_cli.app.run.report import exit_code_for
+    from butler_cli.app.run.tasks import run_tasks
     from butler_cli.cli import render
     from butler_cli.cli.options import output_format
     from butler_cli.cli.stream import Printer

@@ -42,7 +42,7 @@ def decide_and_continue(
     ``resume_park``); ``sessions``: the server's kept sessions, one per recorded context (a
     click builds nothing its context already has)."""
     from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.run.butler import resume_park
+    from butler_cli.app.run.tasks import resume_park
 
     return resume_park(
         park_id, approved, note, RunOptions(), keep=keep, each=each, sessions=sessions

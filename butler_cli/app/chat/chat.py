@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.decisions import load_park
-from butler_cli.app.run.butler import Butler, resume_park
+from butler_cli.app.run.butler import Butler
 from butler_cli.app.run.report import TaskReport
+from butler_cli.app.run.tasks import resume_park
 from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
