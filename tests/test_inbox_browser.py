@@ -270,3 +270,25 @@ def test_another_port_on_this_host_gets_no_credential_and_decides_nothing(
         other.close()
     assert not (workdir / "stolen.txt").exists()
     assert [p["id"] for p in json.loads(butler("pending", "--json").stdout)] == [pid]
+
+
+def test_a_note_being_typed_keeps_its_focus_and_every_key_while_the_page_refreshes(
+    page: Any, served: Served, butler: Any, script: Any
+) -> None:
+    """The page refreshes its cards every second when anything changed (a new park, an
+    outcome): a card the person is typing a note into is never taken out and put back, so
+    the note keeps its focus and no key typed goes nowhere."""
+    page.goto(served.url)
+    page.get_by_text("No parks awaiting a decision.").wait_for()
+    first = park(butler, script, "a.txt", "alpha")
+    note = page.locator(f"#park-{first} input.note")
+    note.wait_for()
+    note.click()
+    page.keyboard.type("not ")
+    second = park(butler, script, "b.txt", "beta")  # the page changes while the note is typed
+    page.locator(f"#park-{second}").wait_for()
+    third = park(butler, script, "c.txt", "gamma")
+    page.locator(f"#park-{third}").wait_for()
+    page.keyboard.type("today")
+    assert note.input_value() == "not today"
+    assert page.evaluate("document.activeElement && document.activeElement.className") == "note"

@@ -35,6 +35,7 @@ function merge(list, html) {
   for (const node of list.children) {
     if (node.dataset && node.dataset.id) shown.set(node.dataset.id, node);
   }
+  let typing = null;  // the note being typed in a card that is replaced, to keep its focus
   const next = Array.from(tpl.content.children).map((n) => {
     const old = n.dataset && n.dataset.id && shown.get(n.dataset.id);
     if (!old) return n;
@@ -43,10 +44,25 @@ function merge(list, html) {
     // the note being typed carried over; the marks are the person's to make again.
     const note = old.querySelector("input.note");
     const fresh = n.querySelector("input.note");
-    if (note && fresh) fresh.value = note.value;
+    if (note && fresh) {
+      fresh.value = note.value;
+      if (document.activeElement === note) typing = [fresh, note.selectionStart, note.selectionEnd];
+    }
     return n;
   });
-  list.replaceChildren(...next);
+  // Only what changed moves: a card taken out and put back loses the focus of the note typed
+  // in it, and the keys that follow go nowhere.
+  const keep = new Set(next);
+  for (const node of Array.from(list.childNodes)) if (!keep.has(node)) node.remove();
+  let at = list.firstChild;
+  for (const node of next) {
+    if (node === at) at = at.nextSibling;
+    else list.insertBefore(node, at);
+  }
+  if (typing) {
+    typing[0].focus();
+    typing[0].setSelectionRange(typing[1], typing[2]);
+  }
 }
 
 async function refresh() {
