@@ -69,8 +69,6 @@ DEBT = {
     ("repl", "store"): {"repl/input.py", "repl/session.py", "repl/start.py"},
     ("schedule", "store"): {"schedule/jobs.py", "schedule/store.py"},
     ("serve", "store"): {"serve/app.py", "serve/data.py", "serve/server.py"},
-    ("ui", "store"): {"ui/console.py", "ui/conversations.py"},
-    ("ui", "tools"): {"ui/parks.py", "ui/progress.py"},
 }
 
 

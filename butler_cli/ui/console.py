@@ -18,7 +18,7 @@ from butler_cli.ui.text import visible
 if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, the chat's prompt sooner
     from rich.console import Console
 
-    from butler_cli.store.parks import ParkSummary
+    from butler_cli.app.parks.parks import ParkSummary
 
 
 def out() -> Console:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
-    from butler_cli.store.conversations import Record, Summary
+    from butler_cli.app.chat.conversations import Record, Summary
 
 TITLE_WIDTH = 60
 SHOWN_RESULT = 300

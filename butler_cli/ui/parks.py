@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from butler_cli.app.run.masking import secrets_by_name_hidden as redact
 from butler_cli.core.gate import default_title
 from butler_cli.core.park import ParkState
-from butler_cli.tools.redact import redact
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
+from butler_cli.app.run.masking import secrets_by_name_hidden as redact
 from butler_cli.core.gate import default_title
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.provider import ModelResponse
 from butler_cli.core.verdicts import Verdict
-from butler_cli.tools.redact import redact
 from butler_cli.ui.spinner import FRAMES, Spinner
 from butler_cli.ui.text import visible
 

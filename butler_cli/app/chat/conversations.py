@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import ButlerError
 from butler_cli.core.notices import notice
-from butler_cli.store.conversations import ConversationStore, Record, Summary
+from butler_cli.store.conversations import ConversationStore
+from butler_cli.store.conversations import Record as Record
+from butler_cli.store.conversations import Summary as Summary
 from butler_cli.store.files import butler_home as home
 
 if TYPE_CHECKING:

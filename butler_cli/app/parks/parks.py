@@ -22,7 +22,8 @@ from butler_cli.tools.redact import redact
 
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
-    from butler_cli.store.parks import ParkSummary, Unreadable
+    from butler_cli.store.parks import ParkSummary as ParkSummary
+    from butler_cli.store.parks import Unreadable as Unreadable
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from butler_cli.tools.redact import known_secrets, mask_any, mask_text
+from butler_cli.tools.redact import known_secrets, mask_any, mask_text, redact
 
 if TYPE_CHECKING:
     from butler_cli.core.provider import ModelRequest, ModelResponse, Provider
@@ -29,6 +29,12 @@ def masked(text: str) -> str:
 def masked_value(value: Any) -> Any:
     """A JSON-like value with :func:`masked` applied to every string in it (keys too)."""
     return mask_any(value)
+
+
+def secrets_by_name_hidden(value: Any) -> Any:
+    """A copy of a call's arguments with the values of secret-looking keys (``password``,
+    ``api_key`` … at any depth) shown as ``****``: what a title or a progress line may show."""
+    return redact(value)
 
 
 def hold_back(text: str) -> int:
