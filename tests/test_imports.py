@@ -66,7 +66,7 @@ ADAPTERS = {"store", "memory", "policy", "providers", "tools"}
 DEBT = {
     ("repl", "memory"): {"repl/session.py"},
     ("repl", "providers"): {"repl/comforts.py"},
-    ("repl", "store"): {"repl/input.py", "repl/session.py", "repl/start.py"},
+    ("repl", "store"): {"repl/session.py"},
     ("schedule", "store"): {"schedule/jobs.py", "schedule/store.py"},
     ("serve", "store"): {"serve/app.py", "serve/data.py", "serve/server.py"},
 }

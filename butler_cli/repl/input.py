@@ -15,7 +15,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 
-from butler_cli.store.files import ensure_private_dir
+from butler_cli.app.config.home import private_dir
 
 HISTORY_FILE = "chat_history"
 
@@ -32,7 +32,7 @@ def _bindings() -> KeyBindings:
 
 def private_history(home: str) -> FileHistory:
     """The chat history file, created 0600 before prompt-toolkit ever opens it."""
-    ensure_private_dir(home)
+    private_dir(home)
     path = os.path.join(home, HISTORY_FILE)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600))
     return FileHistory(path)

@@ -37,9 +37,9 @@ def start_chat(
     continuing: tuple[bool, str | None] = (False, None),
 ) -> None:
     from butler_cli.app.config.config_file import MODEL_ENV, chosen_options
+    from butler_cli.app.config.home import home_dir
     from butler_cli.core.errors import UsageError
     from butler_cli.repl.session import ChatRepl
-    from butler_cli.store.files import home_dir
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the chat's first prompt reads the home without pathlib
+    from pathlib import Path
 
 
 def home() -> Path:
@@ -10,6 +13,20 @@ def home() -> Path:
     from butler_cli.store.files import butler_home
 
     return butler_home()
+
+
+def home_dir() -> str:
+    """``str(home())``, made without pathlib: all the chat's first prompt needs."""
+    from butler_cli.store.files import home_dir as where
+
+    return where()
+
+
+def private_dir(path: str) -> str:
+    """``path`` made if missing, and 0700: a folder of the person's own (the chat history's)."""
+    from butler_cli.store.files import ensure_private_dir
+
+    return ensure_private_dir(path)
 
 
 def park_ids(incomplete: str, *, done: bool) -> list[str]:
