@@ -84,25 +84,18 @@ def clear(repl: ChatRepl, arg: str) -> None:
 
 def model(repl: ChatRepl, arg: str) -> None:
     """`/model NAME`: the next turns use that model; a bad name changes nothing."""
-    from butler_cli.app.config.config import load_config
-    from butler_cli.providers import model_spec_of, resolve_model
-
     butler = repl.butler
     if not arg:
         repl.console.print(f"model {escape(butler.model_spec)}   (usage: /model NAME)")
         return
     try:
-        settings = load_config()
-        spec = settings.model_spec(arg)
-        provider = resolve_model(spec, butler.base_url, settings.providers, butler.model_options)
+        spec = butler.switch_model(arg)
     except ButlerError as exc:
         repl.console.print(
             f"[red]butler:[/red] {escape(exc.message)} — still {escape(butler.model_spec)}"
         )
         return
-    butler.provider = provider
-    butler.model_spec = model_spec_of(provider, spec)
-    repl.console.print(f"Model is now {escape(butler.model_spec)} for the next turns.")
+    repl.console.print(f"Model is now {escape(spec)} for the next turns.")
 
 
 def cost(repl: ChatRepl, arg: str) -> None:

@@ -24,12 +24,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from butler_cli.app.chat.chat import Answer, Conversation
+    from butler_cli.app.chat.conversations import Record
     from butler_cli.app.config.options import RunOptions
     from butler_cli.app.run.butler import Butler
     from butler_cli.app.run.report import TaskReport
     from butler_cli.core.park import ParkState
     from butler_cli.repl.comforts import Tally
-    from butler_cli.store.conversations import Record
     from butler_cli.ui.progress import Progress
 
 #: What `chat -c` / `--conversation ID` asks for: (True, None) this folder's last one,
@@ -162,17 +162,11 @@ class ChatRepl:
         """`chat -c` / `--conversation ID`: find it (sqlite only; the rest loads after the
         prompt is up) and say where it stands. An unknown id stops here, before any prompt."""
         import os
-        from pathlib import Path
 
-        from butler_cli.app.chat.conversations import find, recap
-        from butler_cli.store.conversations import ConversationStore
+        from butler_cli.app.chat.conversations import find_saved, recap
         from butler_cli.ui.text import visible
 
-        store = ConversationStore(Path(self.home_dir))
-        try:
-            self._saved = find(store, self.continuing[1], os.getcwd())
-        finally:
-            store.close()
+        self._saved = find_saved(self.home_dir, self.continuing[1], os.getcwd())
         if self._saved is None:
             print("No earlier conversation in this folder; this one starts new.")
             return
@@ -203,12 +197,10 @@ class ChatRepl:
         if command == "/resume":
             from pathlib import Path
 
-            from butler_cli.store.parks import ParkStore
+            from butler_cli.app.parks.parks import waiting_parks
 
-            summaries, _ = ParkStore(Path(self.home_dir)).scan()
-            return [
-                (s.id, visible(f"{s.tool} · {s.task}")) for s in summaries if s.status == "pending"
-            ]
+            summaries, _ = waiting_parks(Path(self.home_dir))
+            return [(s.id, visible(f"{s.tool} · {s.task}")) for s in summaries]
         if not self._ready.finished:
             return []
         if command == "/forget":
@@ -225,16 +217,10 @@ class ChatRepl:
         """C2 at the end of a session, past the threshold; a failure changes nothing."""
         if not self._ready.started:
             return
-        from butler_cli.memory.capture import consolidate, due
-
         try:
-            butler = self.butler
-            if due(butler.memory):
-                done = consolidate(butler.memory, butler.summarize)
-                if done is not None:
-                    self.console.print(
-                        f"Folded {done.absorbed} older turns into your profile memory."
-                    )
+            absorbed = self.conversation.consolidate_if_due()
+            if absorbed is not None:
+                self.console.print(f"Folded {absorbed} older turns into your profile memory.")
         except (ButlerError, KeyboardInterrupt) as exc:
             message = exc.message if isinstance(exc, ButlerError) else "interrupted"
             self.console.print(f"Memory consolidation skipped: {escape(message)}")

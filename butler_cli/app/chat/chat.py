@@ -161,6 +161,16 @@ class Conversation:
             convs.drop_last(self.butler, self.id, dropped)
         return words
 
+    def consolidate_if_due(self) -> int | None:
+        """C2 at the end of a session, past the threshold: how many older turns were folded
+        into the profile's memory (None: not due, or nothing folded)."""
+        from butler_cli.memory.capture import consolidate, due
+
+        if not due(self.butler.memory):
+            return None
+        done = consolidate(self.butler.memory, self.butler.summarize)
+        return done.absorbed if done is not None else None
+
     def resume(
         self,
         park_id: str,

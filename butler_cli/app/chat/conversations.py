@@ -149,6 +149,18 @@ def of_park(park_id: str) -> str | None:
     return ConversationStore(home()).of_park(park_id)
 
 
+def find_saved(home_dir: str, given: str | None, cwd: str) -> Record | None:
+    """`chat -c` / `--conversation ID` before the butler is built: the conversation from the
+    store in ``home_dir`` alone (sqlite only), the store closed again."""
+    from pathlib import Path
+
+    store = ConversationStore(Path(home_dir))
+    try:
+        return find(store, given, cwd)
+    finally:
+        store.close()
+
+
 def recent(number: int, query: str | None = None) -> list[Summary]:
     """The latest ``number`` saved conversations, those holding every word of ``query`` when
     one is given (`butler log`). Reading only: a fresh home stays empty."""

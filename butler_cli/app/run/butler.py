@@ -212,6 +212,19 @@ class Butler:
         server echoes back never reaches the screen, a park, the conversation or memory)."""
         return MaskingProvider(self.provider)
 
+    def switch_model(self, name: str) -> str:
+        """The chat's `/model NAME`: the next turns use that model (an alias or a spec, as
+        the config file names them); a bad name raises and changes nothing. Its spec."""
+        from butler_cli.app.config.config import load_config
+        from butler_cli.providers import model_spec_of, resolve_model
+
+        settings = load_config()
+        spec = settings.model_spec(name)
+        provider = resolve_model(spec, self.base_url, settings.providers, self.model_options)
+        self.provider = provider
+        self.model_spec = model_spec_of(provider, spec)
+        return self.model_spec
+
     def summarize(self, prompt: str) -> str:
         """The configured model as the memory's summarizer (C2)."""
         request = ModelRequest("", [Message.user_text(prompt)], [])
