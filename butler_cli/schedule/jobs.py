@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from butler_cli.app.config.config import load_config, resolve_options
+from butler_cli.app.config.home import home as butler_home
 from butler_cli.app.config.options import MODEL_ENV, RunOptions
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
@@ -13,7 +14,6 @@ from butler_cli.hooks import DEFAULT_TIMEOUT, Hook
 from butler_cli.schedule.cron import next_after
 from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import Job, ScheduleStore
-from butler_cli.store.files import butler_home
 
 
 def add_job(
@@ -48,22 +48,7 @@ def add_job(
 
 
 def park_decisions(park_ids: list[str]) -> dict[str, str]:
-    """What became of each park a run left: ``approved`` or ``denied`` once someone decided it
-    (in the inbox, the chat or with `butler resume`), ``pending`` while it waits. A park that
-    cannot be read is left out (the list still shows the run as it was recorded)."""
-    from butler_cli.core.errors import ButlerError
-    from butler_cli.store.parks import ParkStore
+    """What became of each park a run left (see ``app/parks/parks.park_outcomes``)."""
+    from butler_cli.app.parks.parks import park_outcomes
 
-    store = ParkStore(butler_home())
-    found: dict[str, str] = {}
-    for park_id in park_ids:
-        try:
-            raw = store.read_raw(park_id)
-        except ButlerError:
-            continue
-        decision = raw.get("decision")
-        if isinstance(decision, dict) and raw.get("status") != "pending":
-            found[park_id] = "approved" if decision.get("approved") is True else "denied"
-        else:
-            found[park_id] = "pending"
-    return found
+    return park_outcomes(butler_home(), park_ids)

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from butler_cli.app.config.home import private_dir
 from butler_cli.app.run.masking import masked
 from butler_cli.core.errors import UsageError
 from butler_cli.schedule.cron import next_after
-from butler_cli.store.files import ensure_private_dir
 
 DB_FILE = "schedule.db"
 ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -127,7 +127,7 @@ class ScheduleStore:
             finally:
                 empty.close()
             return
-        ensure_private_dir(self.home)
+        private_dir(self.home)
         if not self.path.exists():  # created 0600 before SQLite opens it
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None)

@@ -185,12 +185,11 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         return Response(parts, media_type="application/json")
 
     async def park(request: Request) -> Response:
+        from butler_cli.app.parks.decisions import load_park
         from butler_cli.core.errors import ButlerError
-        from butler_cli.store.parks import ParkStore
 
         def load() -> str:
-            store = ParkStore(home)
-            state = store.load(store.resolve_id(request.path_params["park_id"]))
+            state = load_park(request.path_params["park_id"], home)
             trail = data.audit_trail(home, state.id)
             return pages.park_page(state, trail, data.ledger_events(home, state.id), keys)
 

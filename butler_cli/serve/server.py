@@ -138,10 +138,8 @@ class _Server(uvicorn.Server):
 def _recover(home: Path, decider: Decider, emit: Callable[[str], None]) -> None:
     """Parks decided but not finished (a server or a resume stopped mid-way) are continued
     under their recorded decision — on a thread, as a decision from the page is."""
-    from butler_cli.store.parks import ParkStore
+    from butler_cli.app.parks.parks import decided_parks
 
-    summaries, _ = ParkStore(home).scan()
-    for s in summaries:
-        if s.status == "decided":
-            emit(f"continuing park {s.id}, decided before a stop")
-            decider.submit(s.id, None, None)
+    for park_id in decided_parks(home):
+        emit(f"continuing park {park_id}, decided before a stop")
+        decider.submit(park_id, None, None)

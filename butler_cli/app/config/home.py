@@ -22,11 +22,12 @@ def home_dir() -> str:
     return where()
 
 
-def private_dir(path: str) -> str:
-    """``path`` made if missing, and 0700: a folder of the person's own (the chat history's)."""
+def private_dir(path: str | Path) -> None:
+    """``path`` made if missing, and 0700: a folder of the person's own (the chat history's,
+    the scheduler's)."""
     from butler_cli.store.files import ensure_private_dir
 
-    return ensure_private_dir(path)
+    ensure_private_dir(str(path))
 
 
 def park_ids(incomplete: str, *, done: bool) -> list[str]:

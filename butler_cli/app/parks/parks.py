@@ -113,3 +113,34 @@ def waiting_parks(home: Path) -> tuple[list[ParkSummary], list[Unreadable]]:
 
     summaries, problems = ParkStore(home).scan()
     return [s for s in summaries if s.status == "pending"], problems
+
+
+def decided_parks(home: Path) -> list[str]:
+    """Parks decided but not finished (a server or a resume stopped mid-way, not by the
+    person): what `serve` continues at start under their recorded decision."""
+    from butler_cli.store.parks import ParkStore
+
+    summaries, _ = ParkStore(home).scan()
+    return [s.id for s in summaries if s.status == "decided"]
+
+
+def park_outcomes(home: Path, park_ids: list[str]) -> dict[str, str]:
+    """What became of each park a run left: ``approved`` or ``denied`` once someone decided it
+    (in the inbox, the chat or with `butler resume`), ``pending`` while it waits. A park that
+    cannot be read is left out (the list still shows the run as it was recorded)."""
+    from butler_cli.core.errors import ButlerError
+    from butler_cli.store.parks import ParkStore
+
+    store = ParkStore(home)
+    found: dict[str, str] = {}
+    for park_id in park_ids:
+        try:
+            raw = store.read_raw(park_id)
+        except ButlerError:
+            continue
+        decision = raw.get("decision")
+        if isinstance(decision, dict) and raw.get("status") != "pending":
+            found[park_id] = "approved" if decision.get("approved") is True else "denied"
+        else:
+            found[park_id] = "pending"
+    return found
