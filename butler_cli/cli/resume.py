@@ -100,7 +100,7 @@ def resume(
         conversation = of_park(state.id)  # creates nothing
         return answer, printers[0].observer_for(0, state.context.task, conversation)
 
-    rep = resume_park(park_id, decision, note, opts, prepare=prepare)
+    rep = resume_park(park_id, RoundAnswer(decision, note), opts, prepare=prepare)
     printer = printers[0]
     printer.report(rep)
     raise typer.Exit(int(exit_code_for([rep])))

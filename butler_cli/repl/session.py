@@ -278,7 +278,7 @@ class ChatRepl:
 
     def resume(self, given_id: str) -> None:
         """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
-        from butler_cli.app.parks.decisions import load_park
+        from butler_cli.app.parks.decisions import RoundAnswer, load_park
         from butler_cli.app.run.report import TaskReport
 
         try:
@@ -286,7 +286,7 @@ class ChatRepl:
             if state.status == "pending":
                 report = TaskReport(task=state.context.task, status="parked", park_id=state.id)
             else:  # decided but unfinished: recover; finished: refused with a clear line
-                report = self.conversation.resume(state.id, None, None, self.progress)
+                report = self.conversation.resume(state.id, RoundAnswer(None), self.progress)
             report = self.conversation.decide(report, self.ask, self.progress)
         except KeyboardInterrupt:
             self.interrupted()

@@ -32,6 +32,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from butler_cli.app.parks.decisions import RoundAnswer
 from butler_cli.serve import data, pages
 from butler_cli.serve.decide import Decider, each_call
 from butler_cli.serve.fresh import Fresh
@@ -216,12 +217,12 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         pid = str(request.path_params["park_id"])
         approved = choice in ("approve", "keep")
         # "each": the call:<id> fields as marked; a call left unmarked is denied (R1)
-        each = each_call(form.multi_items(), note) if choice == "each" else None
-        answer = await run_in_threadpool(
-            decider.submit, pid, approved, note, choice == "keep", each
+        each = each_call(form.multi_items(), note) if choice == "each" else {}
+        said = await run_in_threadpool(
+            decider.submit, pid, RoundAnswer(approved, note, each), choice == "keep"
         )
-        body = {"ok": answer.ok, "message": answer.message, "status": answer.status}
-        return JSONResponse(body, status_code=200 if answer.ok else 409)
+        body = {"ok": said.ok, "message": said.message, "status": said.status}
+        return JSONResponse(body, status_code=200 if said.ok else 409)
 
     def static(text: str, kind: str) -> Any:
         async def serve(request: Request) -> Response:

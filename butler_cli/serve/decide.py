@@ -22,6 +22,7 @@ from butler_cli.schedule.runner import utc_now
 from butler_cli.schedule.store import ScheduleStore
 
 if TYPE_CHECKING:
+    from butler_cli.app.parks.decisions import RoundAnswer
     from butler_cli.app.run.session import Sessions
     from butler_cli.core.park import Decision
 
@@ -30,23 +31,15 @@ ANSWER_WITHIN = 3.0
 
 
 def decide_and_continue(
-    park_id: str,
-    approved: bool | None,
-    note: str | None,
-    keep: bool = False,
-    each: Mapping[str, Decision] | None = None,
-    sessions: Sessions | None = None,
+    park_id: str, answer: RoundAnswer, keep: bool = False, sessions: Sessions | None = None
 ) -> TaskReport:
-    """Record the decision exactly once and continue the task (None: recover a decided park);
-    ``keep``: "Always allow here"; ``each``: the decision on each call named (see
-    ``resume_park``); ``sessions``: the server's kept sessions, one per recorded context (a
-    click builds nothing its context already has)."""
+    """Record the decision exactly once and continue the task (``RoundAnswer(None)``: recover
+    a decided park); ``keep``: "Always allow here"; ``sessions``: the server's kept sessions,
+    one per recorded context (a click builds nothing its context already has)."""
     from butler_cli.app.config.options import RunOptions
     from butler_cli.app.run.tasks import resume_park
 
-    return resume_park(
-        park_id, approved, note, RunOptions(), keep=keep, each=each, sessions=sessions
-    )
+    return resume_park(park_id, answer, RunOptions(), keep=keep, sessions=sessions)
 
 
 def each_call(fields: Iterable[tuple[str, Any]], note: str | None) -> dict[str, Decision]:
@@ -86,21 +79,14 @@ class Decider:
         with self._lock:
             return sorted(set(self._running.values()))
 
-    def submit(
-        self,
-        park_id: str,
-        approved: bool | None,
-        note: str | None,
-        keep: bool = False,
-        each: Mapping[str, Decision] | None = None,
-    ) -> Answer:
+    def submit(self, park_id: str, answer: RoundAnswer, keep: bool = False) -> Answer:
         """Start the decision; wait a little for its outcome; say what happened."""
-        answer: list[Answer] = []
+        said: list[Answer] = []
         finished = threading.Event()
 
         def work() -> None:
             try:
-                answer.append(self._decide(park_id, approved, note, keep, each))
+                said.append(self._decide(park_id, answer, keep))
             finally:
                 finished.set()
                 with self._lock:
@@ -110,25 +96,18 @@ class Decider:
         with self._lock:
             self._running[thread] = park_id
         thread.start()
-        if finished.wait(ANSWER_WITHIN) and answer:
-            return answer[0]
-        word = "decided" if each else "approved" if approved else "denied"
+        if finished.wait(ANSWER_WITHIN) and said:
+            return said[0]
+        word = "decided" if answer.each else "approved" if answer.approved else "denied"
         return Answer(
             True,
             f"park {park_id} {word}; the task continues here and its outcome "
             "will appear under Recent outcomes",
         )
 
-    def _decide(
-        self,
-        park_id: str,
-        approved: bool | None,
-        note: str | None,
-        keep: bool = False,
-        each: Mapping[str, Decision] | None = None,
-    ) -> Answer:
+    def _decide(self, park_id: str, answer: RoundAnswer, keep: bool = False) -> Answer:
         try:
-            report = decide_and_continue(park_id, approved, note, keep, each, self.sessions)
+            report = decide_and_continue(park_id, answer, keep, self.sessions)
         except ParkError as exc:
             return Answer(False, _refusal(park_id, exc, self.sessions.home))
         except ButlerError as exc:
@@ -138,12 +117,12 @@ class Decider:
             return Answer(False, f"park {park_id}: the task failed: {exc}")
         self._record(park_id, report.status, report)
         word = (
-            _marked(each)
-            if each
+            _marked(answer.each)
+            if answer.each
             else "approved"
-            if approved
+            if answer.approved
             else "denied"
-            if approved is False
+            if answer.approved is False
             else "recovered"
         )
         what = {

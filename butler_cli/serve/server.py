@@ -19,6 +19,7 @@ from types import FrameType
 
 import uvicorn
 
+from butler_cli.app.parks.decisions import RoundAnswer
 from butler_cli.app.run.session import Sessions
 from butler_cli.core.errors import UsageError
 from butler_cli.core.notices import notice
@@ -142,4 +143,4 @@ def _recover(home: Path, decider: Decider, emit: Callable[[str], None]) -> None:
 
     for park_id in decided_parks(home):
         emit(f"continuing park {park_id}, decided before a stop")
-        decider.submit(park_id, None, None)
+        decider.submit(park_id, RoundAnswer(None))

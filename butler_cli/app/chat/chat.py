@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.parks.decisions import RoundAnswer, load_park
 from butler_cli.app.run.butler import Butler
 from butler_cli.app.run.report import TaskReport
 from butler_cli.app.run.tasks import resume_park
@@ -25,7 +25,7 @@ from butler_cli.core.notices import notice
 from butler_cli.store.conversations import Record
 
 if TYPE_CHECKING:  # a park's models load when a turn parks, not for every turn
-    from butler_cli.core.park import Decision, ParkState
+    from butler_cli.core.park import ParkState
 
 
 @dataclass(frozen=True)
@@ -174,10 +174,8 @@ class Conversation:
     def resume(
         self,
         park_id: str,
-        approved: bool | None,
-        note: str | None,
+        answer: RoundAnswer,
         observer: LoopObserver | None = None,
-        each: Mapping[str, Decision] | None = None,
         made_here: bool | None = None,
     ) -> TaskReport:
         """Decide a park and continue it: on this session's butler when this session made it
@@ -186,8 +184,8 @@ class Conversation:
         if made_here is None:
             made_here = self.butler.made(load_park(park_id))
         if made_here:
-            return self.butler.resume(park_id, approved, note, observer, each)
-        return resume_park(park_id, approved, note, self.opts, observer, each=each)
+            return self.butler.resume(park_id, answer, observer)
+        return resume_park(park_id, answer, self.opts, observer)
 
     def decide(
         self, report: TaskReport, ask: Ask, observer: LoopObserver | None = None
@@ -211,7 +209,8 @@ class Conversation:
                 self._remember(state, cid, given)
             each = {cid: Decision(approved=a.approved, note=a.note) for cid, a in answers.items()}
             made_here = self.butler.made(state)
-            resumed = self.resume(report.park_id, None, None, observer, each, made_here)
+            answered = RoundAnswer(None, each=each)
+            resumed = self.resume(report.park_id, answered, observer, made_here)
             # The parked round's model call was spent too: the turn's usage counts every call.
             resumed.usage = [*report.usage, *resumed.usage]
             report = resumed

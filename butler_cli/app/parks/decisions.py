@@ -62,16 +62,9 @@ def hold(store: ParkStore, park_id: str) -> Iterator[Held]:
         yield Held(store, state, events)
 
 
-def record_decision(
-    held: Held,
-    audit: AuditLog,
-    approved: bool | None,
-    note: str | None,
-    each: Mapping[str, Decision] | None = None,
-) -> dict[str, Decision]:
-    """Record a person's decision on every asked call exactly once; call it holding the
-    park's lock. ``approved``/``note`` answer every asked call, ``each`` answers calls one by
-    one (it wins for the calls it names); see :func:`decision_for`.
+def record_decision(held: Held, audit: AuditLog, decisions: Mapping[str, Decision]) -> None:
+    """Record the decision on every asked call (from :func:`decision_for` on the held park)
+    exactly once; call it holding the park's lock.
 
     The park was checked against the decided-park ledger when it was held (:func:`hold`); a
     pending park becomes decided on disk, then in the ledger, then in the audit log (one line
@@ -79,11 +72,10 @@ def record_decision(
     recorded decisions."""
     store, state, events = held.store, held.state, held.events
     ledger = DecisionLedger(store.home)
-    decisions = decision_for(state, approved, note, each)
     if state.status == "pending":
         state.status = "decided"
         state.decision = summary_of(decisions)
-        state.decisions = decisions if len(state.approvals) > 1 else {}
+        state.decisions = dict(decisions) if len(state.approvals) > 1 else {}
         state.decided_at = now_iso()
         store.save(state)  # the decision is durable before anything runs
         ledger.record(state.id, "decided")  # ...and so is the ledger's line
@@ -100,7 +92,6 @@ def record_decision(
         crash_point("decision-written")
     elif "decided" not in events:  # the ledger line was lost with a crash or a full disk
         ledger.record(state.id, "decided")
-    return decisions
 
 
 def summary_of(decisions: Mapping[str, Decision]) -> Decision:
@@ -139,14 +130,9 @@ def check_ledger(state: ParkState, events: set[str]) -> None:
         )
 
 
-def decision_for(
-    state: ParkState,
-    approved: bool | None,
-    note: str | None,
-    each: Mapping[str, Decision] | None = None,
-) -> dict[str, Decision]:
-    """The decision on each asked call, by call id. ``each`` answers the calls it names (a call
-    the park did not ask about is a usage error), ``approved``/``note`` every other one; an
+def decision_for(state: ParkState, answer: RoundAnswer) -> dict[str, Decision]:
+    """The decision on each asked call, by call id. ``answer.each`` answers the calls it names
+    (a call the park did not ask about is a usage error), ``approved``/``note`` every other one; an
     asked call left without an answer is a denial (R1). A decided park keeps its recorded
     decisions (a different one is refused); a finished one is refused."""
     from butler_cli.core.park import Decision, read_decision
@@ -158,7 +144,7 @@ def decision_for(
         raise ParkError(
             f"{path} was already {recorded} and {how}; it never runs twice", kind=DECIDED
         )
-    given = dict(each or {})
+    approved, note, given = answer.approved, answer.note, dict(answer.each)
     asked = [a.call_id for a in state.approvals]
     unknown = sorted(set(given) - set(asked))
     if unknown:

@@ -15,6 +15,7 @@ from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.decisions import (
     Held,
+    RoundAnswer,
     decision_for,
     hold,
     now_iso,
@@ -337,33 +338,26 @@ class Butler:
         return state.session is not None and state.session == self.session.id
 
     def resume(
-        self,
-        park_id: str,
-        approved: bool | None,
-        note: str | None,
-        observer: LoopObserver | None = None,
-        each: Mapping[str, Decision] | None = None,
+        self, park_id: str, answer: RoundAnswer, observer: LoopObserver | None = None
     ) -> TaskReport:
         """Decide, then continue — on this butler, under the park's lock the whole time, so a
         second decider (another process, another tab) waits for nothing and is refused."""
         with hold(self.store, park_id) as held:
-            report = self.decide(held, approved, note, observer, each)
+            report = self.decide(held, decision_for(held.state, answer), observer)
         self.told(park_id, report)
         return report
 
     def decide(
         self,
         held: Held,
-        approved: bool | None,
-        note: str | None,
+        decisions: Mapping[str, Decision],
         observer: LoopObserver | None = None,
-        each: Mapping[str, Decision] | None = None,
     ) -> TaskReport:
-        """Record the decision on every asked call of the held park (``approved``/``note`` for
-        all, ``each`` call by call) and continue the task; no second read of the park."""
+        """Record the decision on every asked call of the held park (from ``decision_for``)
+        and continue the task; no second read of the park."""
         state = held.state
-        self._check_reachable(state, decision_for(state, approved, note, each))
-        decisions = record_decision(held, self.audit, approved, note, each)
+        self._check_reachable(state, decisions)
+        record_decision(held, self.audit, decisions)
         report = self.continue_park(state, decisions, observer)
         # The outcome joins the conversation the park was made in, whoever decided it.
         convs.park_decided(self, state.id, summary_of(decisions).approved, report)

@@ -3,7 +3,7 @@ the chat's decision on a park made elsewhere and the inbox's click (``resume_par
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +20,7 @@ from butler_cli.store.files import butler_home
 
 if TYPE_CHECKING:
     from butler_cli.core.grants import GrantBook
-    from butler_cli.core.park import Decision, ParkState
+    from butler_cli.core.park import ParkState
 
 
 def run_tasks(
@@ -64,14 +64,12 @@ Prepare = Callable[["ParkState"], tuple[RoundAnswer, LoopObserver | None]]
 
 def resume_park(
     given_id: str,
-    approved: bool | None,
-    note: str | None,
+    answer: RoundAnswer,
     opts: RunOptions,
     observer: LoopObserver | None = None,
     *,
     keep: bool = False,
     prepare: Prepare | None = None,
-    each: Mapping[str, Decision] | None = None,
     sessions: Sessions | None = None,
 ) -> TaskReport:
     """`butler resume`: the park is locked, read and verified once; one butler built for its
@@ -100,10 +98,10 @@ def resume_park(
             state = held.state
             if prepare is not None:
                 answer, observer = prepare(state)
-                approved, note, each = answer.approved, answer.note, answer.each
-            decisions = decision_for(state, approved, note, each)
+            # Before a model loads: a finished park or a different decision is refused at once.
+            decisions = decision_for(state, answer)
             butler = closing.enter_context(butler_for_park(state, opts, home, sessions=sessions))
-            report = butler.decide(held, approved, note, observer, each)
+            report = butler.decide(held, decisions, observer)
             if keep:
                 from butler_cli.app.parks.approvals import exact_grant, keepable
 
