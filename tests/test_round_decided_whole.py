@@ -240,3 +240,37 @@ def test_an_on_park_hook_names_every_action_the_round_waits_on(
     titles = [a["title"] for a in event["actions"]]
     assert len(titles) == 2 and "a.txt" in titles[0] and "b.txt" in titles[1]
     assert "alpha" not in json.dumps(event)  # never an argument value beyond the title
+
+
+def test_a_forged_per_call_mark_decides_nothing(
+    butler: Any, script: Any, butler_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """A page's "decide as marked" names calls by id: a mark for a call the round does not
+    ask about (a sibling the policy refused, an id made up, one with `..` and escapes) is
+    refused whole — nothing is decided, nothing runs, the park stays pending."""
+    from serve_support import start_serve
+
+    policy = tmp_path / "pol.py"
+    policy.write_text(
+        "from butler_cli import approve, refuse\n\ndef classify(name, args):\n"
+        "    return refuse('not b') if str(args.get('path')).endswith('b.txt') else approve('ask')\n"
+    )
+    ran = butler("run", "--model", two_writes(script), "--policy", f"{policy}:classify", "go")
+    assert ran.returncode == 3, ran.stderr
+    park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
+    asked = json.loads(butler("show", park_id, "--json").stdout)["approval"]["call_id"]
+    served = start_serve(butler_home, workdir)
+    try:
+        for forged in ("w2", "../w1\x1b[2J", asked + "x"):
+            status, body = served.request(
+                f"/park/{park_id}/decide",
+                data={"decision": "each", f"call:{asked}": "deny", f"call:{forged}": "approve"},
+                headers={"X-CSRF-Token": served.csrf()},
+            )
+            answer = json.loads(body)
+            assert status == 409 and not answer["ok"], answer
+            assert "does not ask about" in answer["message"], answer
+    finally:
+        served.stop()
+    assert json.loads(butler("show", park_id, "--json").stdout)["status"] == "pending"
+    assert not (workdir / "a.txt").exists() and not (workdir / "b.txt").exists()
