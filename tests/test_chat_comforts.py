@@ -220,6 +220,9 @@ def test_arguments_complete_with_pending_memory_and_conversation_ids(
     park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
     memory_id = butler("memory", "add", "likes jazz").stdout.split()[2]  # Remembered as ID
     child = spawn(["chat", "--model", script({"text": "hello there"})], butler_home, workdir)
+    # Menus are read from prompt-toolkit's partial redraws: keys sent together let it redraw
+    # an id around the characters already on screen (`c-y\x1b[Cag3t`), so keep pexpect's pause.
+    child.delaybeforesend = 0.05
     child.sendline("hi")  # the butler is built, and this conversation is saved
     child.expect("hello there")
     child.expect("you ›")
