@@ -152,3 +152,171 @@ def test_the_architecture_page_draws_these_levels() -> None:
 def test_core_imports_nothing_of_the_butler_but_core() -> None:
     edges = imports()
     assert {dst for (src, dst) in edges if src == "core"} <= {"__init__", "__version__"}
+
+
+#: The named lazy points (issue 23): a function may import only these — each is paid for by
+#: the commands that use it and skipped by those that do not (`-X importtime` and
+#: tests/test_startup_imports.py say what they cost). Every other import sits at the top of its
+#: module, where it shows the real graph. A key matches the module and its submodules.
+LAZY = {
+    # the edges of the program
+    "butler_cli.repl": "the chat: only plain `butler`, `chat` and `demo` open it",
+    "butler_cli.serve": "the browser inbox, only `butler serve`",
+    "butler_cli.schedule": "the scheduler, only `butler schedule` and `serve`",
+    # third-party libraries a command may never need
+    "rich": "the screen: plain, piped and --json output never draw with rich",
+    "prompt_toolkit": "the chat's line editor and its prompts",
+    "openai": "a provider's SDK, loaded when that provider is asked",
+    "anthropic": "a provider's SDK, loaded when that provider is asked",
+    "mcp": "MCP connections, only when a server is configured",
+    "anyio": "MCP connections, only when a server is configured",
+    "pydantic": "a park's models and @tool's argument models: a round that never parks loads none",
+    "pydantic_core": "a park's models: a round that never parks loads none",
+    "tomlkit": "writing the config file (`config set`), never reading it",
+    "keyring": "the system keyring, only when a key is kept there",
+    "croniter": "schedules",
+    "uvicorn": "the inbox's server",
+    "starlette": "the inbox's server",
+    "smtplib": "the email tool, when it sends",
+    "email": "the email tool, when it sends",
+    "ssl": "the network: a round that reads the clock opens none",
+    "http.client": "the network: a round that reads the clock opens none",
+    "urllib.request": "the network: a round that reads the clock opens none",
+    "importlib.metadata": "the entry-point scan, when its kept copy is stale",
+}
+
+#: Files that still import inside functions beyond :data:`LAZY` — the debt of issue 23.
+#: Remove a file's row when its imports are at the top or at a named lazy point; never add one.
+LOCAL_DEBT = {
+    "__init__.py",
+    "api.py",
+    "app/chat/chat.py",
+    "app/chat/compaction.py",
+    "app/chat/conversations.py",
+    "app/config/config.py",
+    "app/config/config_edit.py",
+    "app/config/config_file.py",
+    "app/config/home.py",
+    "app/config/settings.py",
+    "app/parks/approvals.py",
+    "app/parks/decisions.py",
+    "app/parks/parks.py",
+    "app/run/butler.py",
+    "app/run/instructions.py",
+    "app/run/masking.py",
+    "app/run/mcp_servers.py",
+    "app/run/notify.py",
+    "app/run/protected.py",
+    "app/run/session.py",
+    "app/run/tasks.py",
+    "app/views/doctor.py",
+    "app/views/inventory.py",
+    "app/views/memories.py",
+    "app/views/model_list.py",
+    "app/views/policy_check.py",
+    "cli/commands.py",
+    "cli/completion.py",
+    "cli/config.py",
+    "cli/doctor.py",
+    "cli/entry.py",
+    "cli/grants.py",
+    "cli/keys.py",
+    "cli/log.py",
+    "cli/main.py",
+    "cli/mcp.py",
+    "cli/memory.py",
+    "cli/models.py",
+    "cli/options.py",
+    "cli/parks.py",
+    "cli/policy.py",
+    "cli/resume.py",
+    "cli/run.py",
+    "cli/schedule.py",
+    "cli/serve.py",
+    "cli/stream.py",
+    "cli/tools.py",
+    "core/loop.py",
+    "core/patterns.py",
+    "core/together.py",
+    "entry_points.py",
+    "hooks.py",
+    "policy/loader.py",
+    "providers/__init__.py",
+    "providers/anthropic_messages.py",
+    "providers/remote.py",
+    "repl/approval.py",
+    "repl/comforts.py",
+    "repl/commands.py",
+    "repl/context.py",
+    "repl/markup.py",
+    "repl/session.py",
+    "repl/start.py",
+    "schedule/jobs.py",
+    "schedule/runner.py",
+    "serve/app.py",
+    "serve/decide.py",
+    "serve/pages.py",
+    "serve/server.py",
+    "store/approvals.py",
+    "store/audit.py",
+    "store/files.py",
+    "store/key.py",
+    "store/parks.py",
+    "store/stored_keys.py",
+    "tools/__init__.py",
+    "tools/command.py",
+    "tools/context.py",
+    "tools/http.py",
+    "tools/mcp_cache.py",
+    "tools/mcp_content.py",
+    "tools/mcp_hub.py",
+    "tools/plugins.py",
+    "tools/redact.py",
+    "ui/conversations.py",
+    "ui/text.py",
+}
+
+
+def _local_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import inside a function of ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom):
+                module = "." * inner.level + (inner.module or "")
+                if module == "butler_cli":
+                    found += [(inner.lineno, f"butler_cli.{a.name}") for a in inner.names]
+                else:
+                    found.append((inner.lineno, module))
+            elif isinstance(inner, ast.Import):
+                found += [(inner.lineno, a.name) for a in inner.names]
+    return found
+
+
+def _named(module: str) -> bool:
+    return any(module == key or module.startswith(key + ".") for key in LAZY)
+
+
+def test_imports_inside_functions_are_named_lazy_points() -> None:
+    """Issue 23: fast start without hiding the graph — lazy only at the named edges."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel in LOCAL_DEBT:
+            continue
+        wrong += [f"{rel}:{line} {mod}" for line, mod in _local_imports(path) if not _named(mod)]
+    assert wrong == [], "move to the top of the module, or name the edge in LAZY:\n" + "\n".join(
+        wrong
+    )
+
+
+def test_the_local_debt_names_only_real_imports() -> None:
+    """A debt row whose file imports only named lazy points is deleted: the list only shrinks."""
+    stale = [
+        rel
+        for rel in sorted(LOCAL_DEBT)
+        if all(_named(mod) for _, mod in _local_imports(PACKAGE / rel))
+    ]
+    assert stale == [], f"remove from LOCAL_DEBT: {stale}"
