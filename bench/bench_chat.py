@@ -52,16 +52,22 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=RUNS, help="interleaved rounds")
     args = parser.parse_args()
     compile_checkouts(*([args.before] if args.before else []))
-    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as configured:
+    with (
+        tempfile.TemporaryDirectory() as home,
+        tempfile.TemporaryDirectory() as configured,
+        tempfile.TemporaryDirectory() as before_home,
+        tempfile.TemporaryDirectory() as before_configured,
+    ):
         env = {**os.environ, "BUTLER_HOME": home, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
         # plain `butler` as a person who set it up runs it: the model and a provider in a
         # config file (read before the first line), the same scripted demo model
         demo = os.path.join(os.path.dirname(__file__), "..", "butler_cli", "demo", "demo.json")
-        with open(os.path.join(configured, "config.toml"), "w", encoding="utf-8") as f:
-            f.write(
-                f'model = "scripted:{os.path.abspath(demo)}"\npolicy = "ask"\n'
-                '[providers.openai]\napi_key_env = "MY_OPENAI_KEY"\n'
-            )
+        for folder in (configured, before_configured):
+            with open(os.path.join(folder, "config.toml"), "w", encoding="utf-8") as f:
+                f.write(
+                    f'model = "scripted:{os.path.abspath(demo)}"\npolicy = "ask"\n'
+                    '[providers.openai]\napi_key_env = "MY_OPENAI_KEY"\n'
+                )
         plain_env = {**env, "BUTLER_HOME": configured}
         rows: list[tuple[str, list[str], dict[str, str]]] = [
             (
@@ -73,10 +79,17 @@ def main() -> None:
             ("`butler` with a config file", [str(BIN / "butler")], plain_env),
         ]
         if args.before:
-            before = {"PYTHONPATH": args.before}
+            # homes of their own: the entry-point scan is kept in the home under a fingerprint
+            # of sys.path, so two checkouts sharing one would each miss the other's copy
             rows += [
-                (f"{name}, before (`{args.before}`)", argv, {**run_env, **before})
-                for name, argv, run_env in rows[1:]
+                (
+                    f"{name}, before (`{args.before}`)",
+                    argv,
+                    {**run_env, "PYTHONPATH": args.before, "BUTLER_HOME": own},
+                )
+                for (name, argv, run_env), own in zip(
+                    rows[1:], (before_home, before_configured), strict=True
+                )
             ]
         for _, argv, run_env in rows:  # untimed: bytecode cached, files in the OS cache
             first_prompt(argv, run_env)

@@ -43,7 +43,9 @@ def median_runs(
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, argv in commands.items():
-            full_env = {**os.environ, **env}
+            # a home of its own: the entry-point scan is kept in the home under a fingerprint
+            # of sys.path, so checkouts sharing one would each miss the other's copy every run
+            full_env = {**os.environ, **env, "BUTLER_HOME": f"{env['BUTLER_HOME']}-{name}"}
             if paths.get(name):
                 # its shipped policies too: they import the butler_cli beside them
                 full_env["PYTHONPATH"] = os.pathsep.join(
