@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import butler_command
 from fake_llm import POLL
 
@@ -119,3 +120,21 @@ def start_serve(home: Path, cwd: Path, *args: str, **env: str) -> Served:
             return Served(proc, found.group(1), int(found.group(2)), found.group(3), lines)
     proc.wait(timeout=10)
     raise AssertionError(f"butler serve printed no URL: {''.join(lines)}")
+
+
+@pytest.fixture(name="served")
+def served_fixture(butler_home: Path, workdir: Path) -> Any:
+    """The ``served`` fixture (import ``served_fixture`` into a test module): start `butler serve` on this test's home and work folder (``served(*args)``); every
+    server started is killed at the end if it still runs."""
+    started: list[Served] = []
+
+    def start(*args: str) -> Served:
+        s = start_serve(butler_home, workdir, *args)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        if s.proc.poll() is None:
+            s.proc.kill()
+            s.proc.communicate(timeout=10)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import call
-from serve_support import Served, eventually, start_serve
+from serve_support import eventually, served_fixture, start_serve  # noqa: F401 (a fixture)
 
 from butler_cli.schedule.store import ScheduleStore
 
@@ -36,22 +36,6 @@ def appender(butler: Any, script: Any, seconds: float = 0) -> str:
     argv = ["sh", "-c", f"sleep {seconds}; echo ran >> ran.txt"]
     turns = [{"tool_calls": [call("run_command", "c1", argv=argv)]}, {"text": "appended"}]
     return park_with(butler, script, *turns)
-
-
-@pytest.fixture
-def served(butler_home: Path, workdir: Path) -> Any:
-    started: list[Served] = []
-
-    def start(*args: str) -> Served:
-        s = start_serve(butler_home, workdir, *args)
-        started.append(s)
-        return s
-
-    yield start
-    for s in started:
-        if s.proc.poll() is None:
-            s.proc.kill()
-            s.proc.communicate(timeout=10)
 
 
 def test_every_request_without_the_token_is_refused(served: Any) -> None:

@@ -15,6 +15,7 @@ from serve_support import Served, eventually, start_serve
 
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.run.session import Sessions
+from butler_cli.app.views.inbox import inbox_outcomes
 from butler_cli.schedule.store import ScheduleStore
 
 WRITE_A = {"tool_calls": [call("write_file", "w", path="a.txt", content="a")]}
@@ -35,10 +36,15 @@ def approve(s: Served, home: Path, park_id: str) -> None:
     """Approve on the page and wait until the decision is over — its outcome recorded, which
     the inbox does once the run has closed and given its session back (a click before that
     would rightly get a second session)."""
-    done = len(ScheduleStore(home).runs())
+    done = len(decided(home))
     status, answer = s.decide(park_id, "approve")
     assert status == 200, answer
-    eventually(lambda: len(ScheduleStore(home).runs()) > done)
+    eventually(lambda: len(decided(home)) > done)
+
+
+def decided(home: Path) -> list[str]:
+    """What the inbox's decisions came to, newest first (its outcome store)."""
+    return [o.status for o in inbox_outcomes(home)[0]]
 
 
 def test_serve_builds_one_session_per_recorded_context(
@@ -62,7 +68,7 @@ def test_serve_builds_one_session_per_recorded_context(
         approve(s, butler_home, newer)
     finally:
         s.stop()
-    assert [r.status for r in ScheduleStore(butler_home).runs()] == ["done"] * 4
+    assert decided(butler_home) == ["done"] * 4
     assert [line.split()[0] for line in builds(counter)] == [
         str(workdir),
         str(elsewhere),
@@ -93,7 +99,7 @@ def test_a_policy_file_edited_between_two_clicks_is_obeyed_on_the_second(
         approve(s, butler_home, second)
     finally:
         s.stop()
-    assert [r.status for r in ScheduleStore(butler_home).runs()] == ["done", "parked"]
+    assert decided(butler_home) == ["done", "parked"]
     pending = json.loads(butler("pending", "--json").stdout)
     # the first asked again for b.txt (one new park); the second was refused it, as edited
     assert len(pending) == 1 and "b.txt" in json.dumps(pending[0]), pending
@@ -180,7 +186,7 @@ def test_a_fact_forgotten_between_two_clicks_is_not_sent_by_the_second(
         approve(s, butler_home, parks[1])
     finally:
         s.stop()
-    assert [r.status for r in ScheduleStore(butler_home).runs()] == ["done", "done"]
+    assert decided(butler_home) == ["done", "done"]
     assert len(fake.requests) == 4
     assert "passport" not in fake.requests[-1]["body"]["messages"][0]["content"]
     assert "short answers" in fake.requests[-1]["body"]["messages"][0]["content"]

@@ -20,6 +20,11 @@ SHORTHANDS = {
 }
 
 
+def utc_now() -> datetime:
+    """The clock schedules are kept in."""
+    return datetime.now(UTC)
+
+
 #: A time further off than this is no time at all: 8 years covers 29 February (a century
 #: year like 2100 skips a leap day) and bounds croniter's search.
 NEVER_YEARS = 8

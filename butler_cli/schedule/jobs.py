@@ -8,11 +8,11 @@ from pathlib import Path
 from butler_cli.app.config.config import load_config, resolve_options
 from butler_cli.app.config.home import home as butler_home
 from butler_cli.app.config.options import MODEL_ENV, RunOptions
+from butler_cli.app.parks.parks import park_outcomes
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
 from butler_cli.hooks import DEFAULT_TIMEOUT, Hook
-from butler_cli.schedule.cron import next_after
-from butler_cli.schedule.runner import utc_now
+from butler_cli.schedule.cron import next_after, utc_now
 from butler_cli.schedule.store import Job, ScheduleStore
 
 
@@ -49,6 +49,4 @@ def add_job(
 
 def park_decisions(park_ids: list[str]) -> dict[str, str]:
     """What became of each park a run left (see ``app/parks/parks.park_outcomes``)."""
-    from butler_cli.app.parks.parks import park_outcomes
-
     return park_outcomes(butler_home(), park_ids)

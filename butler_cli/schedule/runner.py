@@ -10,25 +10,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.run.butler import Butler
 from butler_cli.app.run.masking import masked
+from butler_cli.app.run.session import Sessions
+from butler_cli.core.errors import ButlerError
 from butler_cli.hooks import Hook, fire, task_event
+from butler_cli.schedule.cron import utc_now as utc_now
 from butler_cli.schedule.store import Job, ScheduleStore
-
-if TYPE_CHECKING:
-    from butler_cli.app.run.session import Sessions
 
 Clock = Callable[[], datetime]
 #: How often a running scheduler looks at the store (schedules added meanwhile are seen).
 POLL_SECONDS = 2.0
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -53,10 +50,6 @@ def run_job(
     anywhere — an approval parks, as in `butler run`. With ``sessions`` the run is on a kept
     session of the job's model, policy and folder (built at its first due run, rebuilt when
     its config or policy file changes), else on one of its own."""
-    from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.run.butler import Butler
-    from butler_cli.core.errors import ButlerError
-
     opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)
     try:
         if sessions is None:

@@ -212,7 +212,10 @@ class ScheduleStore:
 
     def claim_due(self, now: datetime) -> list[tuple[Job, int]]:
         """Every unpaused job due at ``now``, each with a new ``running`` run; the claim moves
-        the job's next due time past ``now`` in the same transaction (exactly once)."""
+        the job's next due time past ``now`` in the same transaction (exactly once). With no
+        ``schedule.db`` nothing is due, and none is made."""
+        if not self.path.exists():
+            return []
         claimed: list[tuple[Job, int]] = []
         with self._db(write=True) as db:
             rows = db.execute(
@@ -267,7 +270,10 @@ class ScheduleStore:
 
     def interrupted(self, now: datetime) -> int:
         """Runs left ``running`` by a process that is gone: marked ``interrupted`` (their parks,
-        if any, are on disk). Called when a scheduler starts; a live process's runs stay."""
+        if any, are on disk). Called when a scheduler starts; a live process's runs stay.
+        With no ``schedule.db`` there are none, and none is made."""
+        if not self.path.exists():
+            return 0
         with self._db(write=True) as db:
             rows = db.execute("SELECT id, pid FROM runs WHERE status = 'running'").fetchall()
             gone = [rid for rid, pid in rows if not _alive(pid)]

@@ -32,7 +32,9 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from butler_cli.app.parks.decisions import RoundAnswer
+from butler_cli.app.parks.decisions import RoundAnswer, load_park
+from butler_cli.app.views import inbox as view
+from butler_cli.core.errors import ButlerError
 from butler_cli.serve import data, pages
 from butler_cli.serve.decide import Decider, each_call
 from butler_cli.serve.fresh import Fresh
@@ -158,12 +160,17 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         with rendering:
             made = rendered.get(seen)
             if made is None:
-                rows, problems = data.waiting(home)
-                exact = data.as_read(home, seen)  # the files its previews read, as read
+                rows, problems = view.waiting(home)
+                exact = view.as_read(home, seen)  # the files its previews read, as read
+                # the outcomes before what still runs: a decision that ends meanwhile keeps
+                # its outcome and leaves the running list in one step (``Decider``), so it
+                # is listed once, never twice
+                outcomes, trouble = data.outcomes(home)
+                running = decider.running()
                 parts = {
                     "version": exact,
                     "parks": pages.parks_part(rows, problems, keys),
-                    "outcomes": pages.outcomes_part(data.outcomes(home), decider.running(), keys),
+                    "outcomes": pages.outcomes_part(outcomes, running, keys, trouble),
                     "schedules": pages.schedules_part(data.schedules(home)),
                 }
                 made = (
@@ -186,13 +193,10 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         return Response(parts, media_type="application/json")
 
     async def park(request: Request) -> Response:
-        from butler_cli.app.parks.decisions import load_park
-        from butler_cli.core.errors import ButlerError
-
         def load() -> str:
             state = load_park(request.path_params["park_id"], home)
-            trail = data.audit_trail(home, state.id)
-            return pages.park_page(state, trail, data.ledger_events(home, state.id), keys)
+            trail = view.audit_trail(home, state.id)
+            return pages.park_page(state, trail, view.ledger_events(home, state.id), keys)
 
         try:
             return HTMLResponse(await run_in_threadpool(load))

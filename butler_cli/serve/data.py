@@ -1,192 +1,48 @@
-"""What the inbox shows, read from the home: parks waiting (each as its one view,
-``app.parks.PendingApproval``: every call, every argument masked, every preview), recent
-outcomes, schedules, and one park's audit trail. Pure reading; nothing here decides.
-
-A waiting park's view is masked here; the page neutralises every value with the terminal's
-neutraliser (``ui.text.visible``) and HTML-escapes it on top (``serve.pages``).
+"""What the inbox shows beside ``app.views.inbox``: the schedules and their runs, which the
+scheduler keeps in ``schedule.db`` (``schedule.store``). Recent outcomes are the decisions
+made in the inbox (their own store, read through ``app``) and the scheduler's runs, newest
+first — including the outcomes an older inbox kept in ``schedule.db`` as runs of its own.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from butler_cli.app.parks.parks import PendingApproval, pending_approval
-from butler_cli.app.parks.preview import preview_paths
-from butler_cli.core.errors import ParkError, ParkNotFound
-from butler_cli.core.park import ParkState
-from butler_cli.schedule.store import Job, Run, ScheduleStore
-from butler_cli.store.audit import AUDIT_FILE
-from butler_cli.store.ledger import DecisionLedger
-from butler_cli.store.parks import ID_ALPHABET, ID_LENGTH, ParkStore
+from butler_cli.app.views import inbox
+from butler_cli.schedule.store import DB_FILE, Job, Run, ScheduleStore
 
-_ALPHABET = set(ID_ALPHABET)
-
-
-@dataclass(frozen=True)
-class Problem:
-    path: str
-    problem: str
-
-
-def _active_ids(store: ParkStore) -> list[str]:
-    folder = store.dir
-    if not folder.is_dir():
-        return []
-    with os.scandir(folder) as it:
-        names = [e.name[:-5] for e in it if e.name.endswith(".json")]
-    return sorted(n for n in names if len(n) == ID_LENGTH and set(n) <= _ALPHABET)
-
-
-@dataclass(frozen=True, slots=True)
-class _Park:
-    """A pending park as read once: the verified park and the files its previews read."""
-
-    state: ParkState
-    files: tuple[str, ...]
-
-
-#: A park file read once is not read again while its inode, size and time stay the same (a
-#: park file is replaced whole, by a rename, on every change): the page refreshes cheaply.
-_seen: dict[tuple[str, int, int, int], _Park | None] = {}
-
-#: The last render's views, by park file and the stamps of the files its previews read: a view
-#: is built again only when its park or one of those files changed.
-_views: dict[tuple[tuple[str, int, int, int], tuple[str, ...]], PendingApproval] = {}
-
-#: The files the last render's previews read, per home, each with its stamp taken just before
-#: it was read: part of the page's version, so a rendered page is rendered again once a file a
-#: preview shows changes (:func:`signature`, :func:`as_read`).
-_watched: dict[str, dict[str, str]] = {}
-
-
-def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
-    """Pending parks as their one view (``app.parks``), newest first, each preview as of the
-    files now; and the park files that could not be read (named)."""
-    global _views
-    store = ParkStore(home)
-    rows: list[PendingApproval] = []
-    problems: list[Problem] = []
-    read: dict[str, str] = {}
-    views = {}
-    for pid in _active_ids(store):
-        path = store.active_path(pid)
-        try:
-            st = path.lstat()
-        except OSError:
-            continue  # decided and moved away meanwhile
-        key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
-        if key in _seen:
-            park = _seen[key]
-        else:
-            try:
-                park = _read(store, pid)
-            except (ParkError, ParkNotFound) as exc:
-                problems.append(Problem(str(path), exc.message))
-                continue
-            if len(_seen) > 20_000:
-                _seen.clear()
-            _seen[key] = park
-        if park is not None:
-            stamps = tuple(_stamp(f) for f in park.files)  # before the preview reads them
-            read.update(zip(park.files, stamps, strict=True))
-            view = _views.get((key, stamps)) or pending_approval(park.state)
-            views[(key, stamps)] = view
-            rows.append(view)
-    _views = views
-    rows.sort(key=lambda w: (w.created_at, w.id), reverse=True)
-    _watched[str(home)] = read
-    return rows, problems
-
-
-def _read(store: ParkStore, pid: str) -> _Park | None:
-    """The park, read and verified, and the files its previews read; None unless pending.
-    The page shows no conversation: the park is checked whole by its MAC and validated
-    without its messages (the inbox never validated them; the cost was a third of a read)."""
-    raw = store.read_raw(pid)
-    if raw.get("status") != "pending":
-        return None
-    state = store.state_of(pid, {**raw, "messages": []})
-    files = [
-        f
-        for asked in state.approvals
-        for f in preview_paths(asked.tool, state.arguments_of(asked.call_id), state.context.cwd)
-    ]
-    return _Park(state, tuple(dict.fromkeys(files)))
-
-
-def _stamp(path: str) -> str:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return f"{path}:-"
-    return f"{path}:{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
-
-
-def _files_part(stamps: Iterable[str]) -> str:
-    return str(hash("|".join(sorted(stamps))) & 0xFFFFFFFFFFFF)
-
-
-def as_read(home: Path, version: str) -> str:
-    """The version a page rendered at ``version`` is exact for: its files part as the last
-    :func:`waiting` read them. Until a render has named the files its previews read, the
-    version cannot cover them; keyed under this too, the page is not rendered twice."""
-    head, dot, running = version.partition(".")
-    read = _watched.get(str(home), {})
-    return f"{head.split('-')[0]}-{_files_part(read.values())}{dot}{running}"
+#: The scheduler's files whose change may change the page.
+SCHEDULE_FILES = (DB_FILE, f"{DB_FILE}-wal")
 
 
 def signature(home: Path) -> str:
-    """Changes whenever anything the page shows may have changed: cheap (names and times).
-    Two parts, ``PARKS-FILES``: the parks and schedules, and the files the previews read."""
-    parts: list[str] = []
-    folder = home / "parks"
-    if folder.is_dir():
-        with os.scandir(folder) as it:
-            parts.extend(f"{e.name}:{e.stat().st_mtime_ns}" for e in it if e.name.endswith(".json"))
-    for name in ("schedule.db", "schedule.db-wal"):
-        try:
-            st = (home / name).stat()
-            parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
-        except OSError:
-            pass
-    files = _files_part(_stamp(f) for f in _watched.get(str(home), {}))
-    return f"{hash('|'.join(sorted(parts))) & 0xFFFFFFFFFFFF}-{files}"
+    """The page's version (``app.views.inbox.signature``), the schedules' files included."""
+    return inbox.signature(home, SCHEDULE_FILES)
 
 
-def outcomes(home: Path, limit: int = 20) -> list[Run]:
-    return ScheduleStore(home).runs(limit)
+def outcome_of(run: Run) -> inbox.Outcome:
+    return inbox.Outcome(
+        key=str(run.id),
+        source=run.source,
+        task=run.task,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        status=run.status,
+        park_id=run.park_id,
+        text=run.text,
+        error=run.error,
+        hook=run.hook,
+    )
+
+
+def outcomes(home: Path, limit: int = 20) -> tuple[list[inbox.Outcome], str | None]:
+    """The latest outcomes, newest first, and what is wrong with the inbox's store, if any."""
+    decided, problem = inbox.inbox_outcomes(home, limit)
+    runs = [outcome_of(r) for r in ScheduleStore(home).runs(limit)]
+    return inbox.latest_first(decided, runs, limit=limit), problem
 
 
 def schedules(home: Path) -> list[tuple[Job, Run | None]]:
     store = ScheduleStore(home)
     last = store.last_runs()
     return [(job, last.get(job.id)) for job in store.jobs()]
-
-
-def audit_trail(home: Path, park_id: str) -> list[dict[str, Any]]:
-    """Every audit line about this park, oldest first, and the ledger's events for it."""
-    lines: list[dict[str, Any]] = []
-    try:
-        data = (home / AUDIT_FILE).read_bytes()
-    except OSError:
-        data = b""
-    needle = f'"park":"{park_id}"'.encode()
-    for line in data.splitlines():
-        if needle in line:
-            try:
-                lines.append(json.loads(line))
-            except ValueError:
-                continue
-    return lines
-
-
-def ledger_events(home: Path, park_id: str) -> list[str]:
-    try:
-        return sorted(DecisionLedger(home).events_for(park_id))
-    except ParkError as exc:
-        return [exc.message]

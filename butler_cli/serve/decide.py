@@ -5,7 +5,9 @@ the park (``app/decisions.hold``: its lock, one verified read, one ledger check)
 decision on each call and continues the task on a session the server keeps for the park's
 recorded context (``app/session.Sessions``), in the server's own home. The decision and the
 continuation run on a thread of their own; the page is answered once the outcome is known or,
-for a long task, after a short wait, and the outcome joins the page when the task ends.
+for a long task, after a short wait, and the outcome joins the page when the task ends: kept
+through ``app.views.inbox.record_outcome`` (``inbox-outcomes.jsonl``), in the same step that
+takes the park off the list of what is still running, so a page never lists it twice.
 """
 
 from __future__ import annotations
@@ -13,18 +15,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.parks.decisions import RoundAnswer, load_park
 from butler_cli.app.run.report import TaskReport
+from butler_cli.app.run.session import Sessions
+from butler_cli.app.run.tasks import resume_park
+from butler_cli.app.views.inbox import record_outcome
 from butler_cli.core.errors import DECIDED, TAMPERED, ButlerError, ParkError
-from butler_cli.schedule.runner import utc_now
-from butler_cli.schedule.store import ScheduleStore
-
-if TYPE_CHECKING:
-    from butler_cli.app.parks.decisions import RoundAnswer
-    from butler_cli.app.run.session import Sessions
-    from butler_cli.core.park import Decision
+from butler_cli.core.notices import notice
+from butler_cli.core.park import Decision
 
 #: How long a request waits for the task to end before answering "continuing".
 ANSWER_WITHIN = 3.0
@@ -36,17 +39,12 @@ def decide_and_continue(
     """Record the decision exactly once and continue the task (``RoundAnswer(None)``: recover
     a decided park); ``keep``: "Always allow here"; ``sessions``: the server's kept sessions,
     one per recorded context (a click builds nothing its context already has)."""
-    from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.run.tasks import resume_park
-
     return resume_park(park_id, answer, RunOptions(), keep=keep, sessions=sessions)
 
 
 def each_call(fields: Iterable[tuple[str, Any]], note: str | None) -> dict[str, Decision]:
     """The card's per-call marks (``call:<id>`` = approve | deny) as decisions; the note
     goes with each denial. Anything else marked is a denial too (fail closed)."""
-    from butler_cli.core.park import Decision
-
     marks = {}
     for name, value in fields:
         if name.startswith("call:"):
@@ -66,11 +64,9 @@ class Decider:
     """Runs decisions on threads, records each outcome, and knows what is still running."""
 
     def __init__(self, home: Path, sessions: Sessions | None = None) -> None:
-        from butler_cli.app.run.session import Sessions
-
         #: The sessions decisions run on (the server's, shared with its scheduler).
         self.sessions = sessions if sessions is not None else Sessions(home)
-        self.store = ScheduleStore(home)
+        self.home = home
         self._lock = threading.Lock()
         self._running: dict[threading.Thread, str] = {}
 
@@ -85,12 +81,15 @@ class Decider:
         finished = threading.Event()
 
         def work() -> None:
+            ended: list[_Ended] = []
             try:
-                said.append(self._decide(park_id, answer, keep))
+                said.append(self._decide(park_id, answer, keep, ended))
             finally:
-                finished.set()
-                with self._lock:
+                with self._lock:  # kept and no longer running in one step (see the module)
+                    for end in ended:
+                        self._record(end)
                     self._running.pop(threading.current_thread(), None)
+                finished.set()
 
         thread = threading.Thread(target=work, name=f"decide-{park_id}")
         with self._lock:
@@ -105,7 +104,9 @@ class Decider:
             "will appear under Recent outcomes",
         )
 
-    def _decide(self, park_id: str, answer: RoundAnswer, keep: bool = False) -> Answer:
+    def _decide(self, park_id: str, answer: RoundAnswer, keep: bool, ended: list[_Ended]) -> Answer:
+        """Decide and continue; what the task came to goes to ``ended`` (kept by the caller)."""
+        started = _now()
         try:
             report = decide_and_continue(park_id, answer, keep, self.sessions)
         except ParkError as exc:
@@ -113,9 +114,9 @@ class Decider:
         except ButlerError as exc:
             return Answer(False, exc.message)
         except Exception as exc:  # the server stays up; the park keeps its recorded state
-            self._record(park_id, "failed", error=f"{type(exc).__name__}: {exc}")
+            ended.append(_Ended(park_id, "failed", started, error=f"{type(exc).__name__}: {exc}"))
             return Answer(False, f"park {park_id}: the task failed: {exc}")
-        self._record(park_id, report.status, report)
+        ended.append(_Ended(park_id, report.status, started, report))
         word = (
             _marked(answer.each)
             if answer.each
@@ -132,20 +133,23 @@ class Decider:
         }.get(report.status, f"failed: {report.error}")
         return Answer(True, f"park {park_id} {word}; the task {what}", report.status)
 
-    def _record(
-        self, park_id: str, status: str, report: TaskReport | None = None, error: str | None = None
-    ) -> None:
-        now = utc_now()
-        task = report.task if report is not None else f"park {park_id}"
-        run_id = self.store.start_run(None, "inbox", task, now)
-        self.store.finish_run(
-            run_id,
-            status,
-            now,
-            park_id=(report.park_id if report and report.park_id else park_id),
-            text=report.text if report else "",
-            error=report.error if report else error,
-        )
+    def _record(self, end: _Ended) -> None:
+        """Keep what the decision came to; a store that cannot take it is said in one line
+        (the decision and its task stand, and the server goes on)."""
+        report = end.report
+        try:
+            record_outcome(
+                self.home,
+                end.park_id,
+                end.status,
+                task=report.task if report is not None else None,
+                started_at=end.started_at,
+                next_park=report.park_id if report is not None else None,
+                text=report.text if report is not None else "",
+                error=report.error if report is not None else end.error,
+            )
+        except ButlerError as exc:
+            notice(f"park {end.park_id} {end.status}, but its outcome was not kept: {exc.message}")
 
     def join(self) -> None:
         """Wait for every decision in flight to finish (or park): nothing is left half-done."""
@@ -156,6 +160,21 @@ class Decider:
                 return
             for t in threads:
                 t.join()
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """What a decision's task came to, to be kept."""
+
+    park_id: str
+    status: str
+    started_at: str
+    report: TaskReport | None = None
+    error: str | None = None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _marked(each: Mapping[str, Decision]) -> str:
@@ -177,8 +196,6 @@ def _refusal(park_id: str, exc: ParkError, home: Path) -> str:
 def _already(park_id: str, why: str, home: Path) -> str:
     """A clear "already decided": what was decided and when, if the park says; else why not
     (read from the server's own home, whatever the environment says)."""
-    from butler_cli.app.parks.decisions import load_park
-
     try:
         state = load_park(park_id, home)
     except ButlerError:

@@ -8,12 +8,13 @@ import hashlib
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from butler_cli.app.parks.parks import PendingApproval, PendingCall, pending_approval
+from butler_cli.app.views.inbox import Outcome, Problem
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run
-from butler_cli.serve.data import Problem
 from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json, visible
 
@@ -39,8 +40,6 @@ def when(iso: str | None) -> str:
     kept in ``datetime`` and shown on hover."""
     if not iso:
         return ""
-    from datetime import UTC, datetime
-
     try:
         at = datetime.fromisoformat(iso).astimezone(UTC)
     except ValueError:
@@ -191,7 +190,12 @@ def parks_part(rows: Sequence[PendingApproval], problems: Sequence[Problem], key
     return "".join(out)
 
 
-def outcomes_part(runs: Sequence[Run], running: Sequence[str], keys: Keys) -> str:
+def outcomes_part(
+    runs: Sequence[Outcome], running: Sequence[str], keys: Keys, problem: str | None = None
+) -> str:
+    """Recent outcomes: the decisions still being carried out, then what ended, newest first;
+    ``problem``: the one line saying what is wrong with the outcomes' store."""
+    trouble = f"<p class='problem'>{h(visible(problem))}</p>" if problem else ""
     rows = [
         f"<li class='outcome running' data-park='{h(pid)}'>continuing park {h(pid)}…</li>"
         for pid in running
@@ -203,14 +207,14 @@ def outcomes_part(runs: Sequence[Run], running: Sequence[str], keys: Keys) -> st
         error = f"<div class='error'>{lines(r.error)}</div>" if r.error else ""
         hook = f"<div class='hook'>on-park hook: {v(r.hook)}</div>" if r.hook else ""
         rows.append(
-            f"<li class='outcome {h(r.status)}' data-run='{r.id}'>"
+            f"<li class='outcome {h(r.status)}' data-run='{h(r.key)}'>"
             f"<span class='status'>{h(r.status)}</span> {v(r.task)}"
             f"<small> — {h(r.source)} · {when(r.finished_at or r.started_at)}{park}</small>"
             f"{answer}{error}{hook}</li>"
         )
     if not rows:
-        return "<p class='empty'>Nothing has run yet.</p>"
-    return "<ul>" + "".join(rows) + "</ul>"
+        return f"{trouble}<p class='empty'>Nothing has run yet.</p>"
+    return f"{trouble}<ul>" + "".join(rows) + "</ul>"
 
 
 def schedules_part(jobs: Sequence[tuple[Job, Run | None]]) -> str:

@@ -20,6 +20,7 @@ from types import FrameType
 import uvicorn
 
 from butler_cli.app.parks.decisions import RoundAnswer
+from butler_cli.app.parks.parks import decided_parks
 from butler_cli.app.run.session import Sessions
 from butler_cli.core.errors import UsageError
 from butler_cli.core.notices import notice
@@ -139,8 +140,6 @@ class _Server(uvicorn.Server):
 def _recover(home: Path, decider: Decider, emit: Callable[[str], None]) -> None:
     """Parks decided but not finished (a server or a resume stopped mid-way) are continued
     under their recorded decision — on a thread, as a decision from the page is."""
-    from butler_cli.app.parks.parks import decided_parks
-
     for park_id in decided_parks(home):
         emit(f"continuing park {park_id}, decided before a stop")
         decider.submit(park_id, RoundAnswer(None))

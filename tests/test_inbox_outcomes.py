@@ -1,0 +1,167 @@
+"""What became of a decision made in the inbox is kept in a store of its own
+(``inbox-outcomes.jsonl``), not in the scheduler's ``schedule.db``: a real `butler serve` on
+127.0.0.1, real HTTP, real files. A corrupt or unreadable store is named in one line and left
+as it is while the page serves; an outcome is listed once however often the page refreshes;
+a server with nothing scheduled makes no ``schedule.db``; rows an older inbox kept in
+``schedule.db`` are still shown."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import call
+from serve_support import Served, eventually, served_fixture  # noqa: F401 (a fixture)
+
+from butler_cli.schedule.store import ScheduleStore
+
+OUTCOMES = "inbox-outcomes.jsonl"
+
+
+def park_writing(butler: Any, script: Any, name: str, answer: str = "written") -> str:
+    """A park whose one action writes ``name`` in the work folder; the task answers ``answer``."""
+    turns = [
+        {"tool_calls": [call("write_file", "c1", path=name, content="hello")]},
+        {"text": answer},
+    ]
+    ran = butler("run", "--model", script(*turns), f"write {name}", "--json")
+    assert ran.returncode == 3, ran.stderr
+    return str(json.loads(ran.stdout.splitlines()[0])["park_id"])
+
+
+def outcomes_of(s: Served) -> str:
+    status, body = s.request("/parts")
+    assert status == 200, body
+    return str(json.loads(body)["outcomes"])
+
+
+def test_serve_with_nothing_scheduled_or_decided_makes_no_schedule_db(
+    served: Any, butler_home: Path
+) -> None:
+    """The scheduler marked interrupted runs and claimed due jobs in write transactions that
+    created ``schedule.db`` on every start, though there was nothing to run."""
+    s = served()
+    status, page = s.request("/")
+    assert status == 200 and "Nothing has run yet." in page and "No schedules" in page
+    assert "Nothing has run yet." in outcomes_of(s)
+    out = s.stop()
+    assert s.proc.returncode == 0, out
+    assert sorted(p.name for p in butler_home.glob("schedule.db*")) == []
+    assert not (butler_home / OUTCOMES).exists()
+
+
+def test_a_decision_in_the_inbox_is_kept_in_its_own_store(
+    served: Any, butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    """The outcome is one line of ``inbox-outcomes.jsonl`` (no ``schedule.db`` made for it),
+    shown under Recent outcomes, and still shown by the next server."""
+    pid = park_writing(butler, script, "out.txt", "Wrote out.txt for you.")
+    s = served("--no-scheduler")
+    status, answer = s.decide(pid, "approve")
+    assert status == 200 and answer["ok"], answer
+    eventually(lambda: "Wrote out.txt for you." in outcomes_of(s))
+    s.stop()
+    assert (workdir / "out.txt").read_text() == "hello"
+    assert list(butler_home.glob("schedule.db*")) == []
+    kept = [json.loads(x) for x in (butler_home / OUTCOMES).read_text().splitlines()]
+    assert [(k["park"], k["status"], k["text"]) for k in kept] == [
+        (pid, "done", "Wrote out.txt for you.")
+    ]
+    assert (butler_home / OUTCOMES).stat().st_mode & 0o777 == 0o600
+    again = served("--no-scheduler")
+    shown = outcomes_of(again)
+    assert "Wrote out.txt for you." in shown and f">{pid}</a>" in shown
+    assert "class='outcome done'" in shown and "inbox" in shown
+
+
+@pytest.mark.parametrize("damage", ["garbage", "directory"])
+def test_a_corrupt_or_unreadable_outcome_store_is_named_and_left_in_place(
+    served: Any, butler: Any, script: Any, butler_home: Path, workdir: Path, damage: str
+) -> None:
+    """The page still serves and says in one line what is wrong with the store; the store is
+    not rewritten or removed (garbage stays byte for byte, a new outcome goes after it); a
+    decision still runs when its outcome cannot be kept, and the server says so in one line."""
+    pid = park_writing(butler, script, "out.txt", "Wrote it.")
+    store = butler_home / OUTCOMES
+    bad = b'{"park": "torn\n\x00\xff not json at all\n'
+    if damage == "garbage":
+        store.write_bytes(bad)
+    else:
+        store.mkdir()
+    s = served("--no-scheduler")
+    status, page = s.request("/")
+    assert status == 200, page
+    problems = re.findall(r"<p class='problem'>[^<]*</p>", outcomes_of(s))
+    assert len(problems) == 1 and OUTCOMES in problems[0], outcomes_of(s)
+    assert "left as it is" in problems[0]
+    status, answer = s.decide(pid, "approve")
+    assert status == 200 and answer["ok"], answer
+    eventually(lambda: (workdir / "out.txt").exists())
+    if damage == "garbage":
+        eventually(lambda: "Wrote it." in outcomes_of(s))
+        assert store.read_bytes().startswith(bad)
+        assert len(re.findall("<p class='problem'>", outcomes_of(s))) == 1
+    out = s.stop()
+    assert s.proc.returncode == 0 and "Traceback" not in out, out
+    if damage == "directory":
+        assert store.is_dir() and list(store.iterdir()) == []
+        said = [line for line in out.splitlines() if OUTCOMES in line]
+        assert len(said) == 1 and pid in said[0], out
+
+
+def test_an_outcome_is_listed_once_while_the_page_refreshes(
+    served: Any, butler: Any, script: Any, butler_home: Path
+) -> None:
+    """A page refreshing while decisions end never lists one decision twice (its "continuing"
+    line and its outcome, or its outcome half-written): the outcome is kept and the decision
+    leaves the running list in one step."""
+    parks = [park_writing(butler, script, f"f{i}.txt", f"answer-{i}") for i in range(6)]
+    s = served("--no-scheduler")
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def refresh() -> None:
+        while not stop.is_set():
+            seen.append(outcomes_of(s))
+
+    pollers = [threading.Thread(target=refresh) for _ in range(2)]
+    for t in pollers:
+        t.start()
+    try:
+        for i, pid in enumerate(parks):
+            status, answer = s.decide(pid, "approve")
+            assert status == 200 and answer["ok"], answer
+            eventually(lambda i=i: f"answer-{i}" in outcomes_of(s))
+    finally:
+        stop.set()
+        for t in pollers:
+            t.join()
+    assert len(seen) > 20
+    for page in seen:
+        items = re.findall(r"<li class='outcome.*?</li>", page)
+        for i, pid in enumerate(parks):
+            about = [x for x in items if pid in x or f"write f{i}.txt" in x]
+            assert len(about) <= 1, about
+    final = re.findall(r"<li class='outcome.*?</li>", outcomes_of(s))
+    assert len(final) == 6 and all("outcome done" in x for x in final)
+
+
+def test_outcomes_an_older_inbox_kept_in_schedule_db_are_still_shown(
+    served: Any, butler_home: Path
+) -> None:
+    """Before this store, the inbox wrote its outcomes as runs in ``schedule.db``: they stay
+    on the page beside the new ones."""
+    old = ScheduleStore(butler_home)
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC)
+    run = old.start_run(None, "inbox", "an old decision's task", now)
+    old.finish_run(run, "done", now, park_id="abcdefgh", text="done the old way")
+    s = served("--no-scheduler")
+    shown = outcomes_of(s)
+    assert "an old decision&#x27;s task" in shown or "an old decision's task" in shown
+    assert "done the old way" in shown and ">abcdefgh</a>" in shown
