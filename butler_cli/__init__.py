@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from butler_cli.core import verdicts
+        import butler_cli.core.verdicts as verdicts  # a named lazy point (tests/test_imports)
 
         return getattr(verdicts, name)
     raise AttributeError(f"module 'butler_cli' has no attribute {name!r}")

@@ -60,6 +60,7 @@ from butler_cli.core.together import on_interrupt
 from butler_cli.core.toolsets import FunctionToolset, Toolset, ToolSpec
 from butler_cli.core.verdicts import Verdict, allow, approve, coerce_verdict, refuse
 from butler_cli.policy.settings import PolicySettings
+from butler_cli.store.files import read_text_regular as _read_regular
 from butler_cli.tools.context import Classifier, ToolContext
 
 if TYPE_CHECKING:  # pydantic loads when a tool is made with @tool: a policy that imports
@@ -99,9 +100,7 @@ def read_text_regular(path: Path) -> str:
     """A text file a person named (a rule file, say), symlinks followed: ``OSError`` when a
     FIFO, socket or device is in its place (named, never waited on), ``UnicodeDecodeError``
     when it is not UTF-8."""
-    from butler_cli.store.files import read_text_regular as read
-
-    return read(path)
+    return _read_regular(path)
 
 
 @runtime_checkable

@@ -18,12 +18,18 @@ only into a home that exists: a read-only command on a fresh home still creates 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.machinery
 import json
 import os
 import re
+import stat
 import sys
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from butler_cli.store.files import home_dir
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -70,7 +76,6 @@ class FoundEntryPoint:
     def dist(self) -> Distribution | None:
         if self._dist is None and self._path is not None:
             from importlib.metadata import PathDistribution
-            from pathlib import Path
 
             self._dist = PathDistribution(Path(self._path))
         return self._dist
@@ -84,8 +89,6 @@ class FoundEntryPoint:
             from importlib.metadata import EntryPoint
 
             return EntryPoint(self.name, self.value, self.group).load()
-        import importlib
-
         found = importlib.import_module(match.group("module"))
         for attr in filter(None, (match.group("attr") or "").split(".")):
             found = getattr(found, attr)
@@ -140,8 +143,6 @@ def _scan() -> tuple[list[FoundEntryPoint], bool]:
 
 
 def _cache_path() -> str | None:
-    from butler_cli.store.files import home_dir
-
     try:
         return os.path.join(home_dir(), CACHE_FILE)
     except (OSError, ValueError):
@@ -158,8 +159,6 @@ def _stat(path: str) -> list[int] | None:
 
 def _fingerprint() -> str | None:
     """What the scan reads, as one string; None when it reads more than this covers."""
-    import importlib.machinery
-
     for finder in sys.meta_path:
         if (
             getattr(finder, "find_distributions", None) is not None
@@ -194,8 +193,6 @@ def _read(path: str, key: str) -> list[FoundEntryPoint] | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
-            import stat
-
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
             with os.fdopen(fd, "rb", closefd=False) as handle:

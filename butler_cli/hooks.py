@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from butler_cli.core.errors import UsageError
+from butler_cli.tools.redact import child_env, mask_any, mask_text
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -157,8 +158,6 @@ def fire(hook: Hook, event: dict[str, Any], label: str = "on-park hook") -> str 
     (``label`` names the hook in it). Both pass the one masking step here, whoever fires the
     hook: the event sent (a URL hook sends it off the machine) and the line, which may quote
     what the hook printed, are kept, stored and shown with every known secret ``****``."""
-    from butler_cli.tools.redact import mask_any, mask_text
-
     body = json.dumps(mask_any(event), ensure_ascii=False).encode("utf-8")
     try:
         problem = _post(hook, body, label) if hook.url else _run(hook, body, label)
@@ -173,8 +172,6 @@ HOOK_MARK = "BUTLER_HOOK_RUN"
 
 
 def _run(hook: Hook, body: bytes, label: str) -> str | None:
-    from butler_cli.tools.redact import child_env
-
     name = f"{label} {hook.describe()}"
     mark = secrets.token_hex(16)
     try:
@@ -254,8 +251,7 @@ def _post(hook: Hook, body: bytes, label: str) -> str | None:
 
 
 def _post_now(hook: Hook, body: bytes, label: str) -> str | None:
-    import urllib.error
-    import urllib.request
+    import urllib.request  # the network: a hook that runs a command opens none
 
     assert hook.url is not None
     request = urllib.request.Request(
@@ -267,9 +263,9 @@ def _post_now(hook: Hook, body: bytes, label: str) -> str | None:
     try:
         with urllib.request.urlopen(request, timeout=hook.timeout) as response:  # noqa: S310
             status = response.status
-    except urllib.error.HTTPError as exc:
+    except urllib.request.HTTPError as exc:
         return f"{label} {hook.url} answered HTTP {exc.code}"
-    except (urllib.error.URLError, OSError) as exc:
+    except OSError as exc:  # URLError is one
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError):  # the socket's timeout may fire before the join's
             return f"{label} {hook.url} timed out after {hook.timeout:g} s"

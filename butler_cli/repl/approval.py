@@ -18,6 +18,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from butler_cli.app.chat.chat import Answer
+from butler_cli.app.parks.approvals import exact_grant
 from butler_cli.app.parks.parks import PendingApproval, pending_approval
 from butler_cli.core.grants import Grant
 from butler_cli.core.park import ParkState
@@ -102,8 +103,6 @@ def _ask_one(
 ) -> Answer | None:
     """Show one asked call and ask until a real answer; None means "later". What is shown
     comes from ``view``; what a grant holds, from the park's exact call (``state``)."""
-    from butler_cli.app.parks.approvals import exact_grant
-
     asked = view.call(call_id)
     tool, widen, keepable = asked.tool, asked.widen, asked.keepable
     keys, choices = _choices(widen, keepable)
@@ -153,8 +152,6 @@ def _keep(
 ) -> Grant | None:
     """What the person keeps: exactly this call, or — only where the policy offered to widen
     it — the patterns shown here first. None: they thought better of it (asked again)."""
-    from butler_cli.app.parks.approvals import exact_grant
-
     exact = exact_grant(state, call_id)
     folder = visible(state.context.cwd)
     if widen:

@@ -8,12 +8,14 @@ the block early; only its path (neutralised) is shown on the screen.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import ButlerError
+from butler_cli.core.messages import ToolUseBlock
 from butler_cli.repl.markup import escape
 from butler_cli.ui.text import visible
 
@@ -135,8 +137,6 @@ class AttachRefused(Exception):
 def _existing(repl: ChatRepl, word: str) -> str | None:
     """The file ``@word`` names, if one exists there (taken from the chat's folder, ``~``
     expanded), trying the word without the punctuation that may end a sentence; else None."""
-    import os
-
     base = str(repl.butler.cwd)
     for name in dict.fromkeys((word, word.rstrip(_TRAILING))):
         if name and os.path.exists(os.path.join(base, os.path.expanduser(name))):
@@ -148,8 +148,6 @@ def attach(repl: ChatRepl, text: str) -> str:
     r"""The line with each ``@path`` that names an existing file appended, delimited; refused
     as a whole if such a file cannot be read (nothing is sent then). An ``@word`` that names no
     file (``ping @ana``) stays words, said in one line; ``\@word`` is never a file."""
-    from butler_cli.core.messages import ToolUseBlock
-
     words = list(dict.fromkeys(_AT.findall(text)))
     text = _ESCAPED_AT.sub("@", text)
     if not words:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from butler_cli.app.chat import compaction
+from butler_cli.app.views.doctor import instruction_lines
 from butler_cli.core.errors import ButlerError
 from butler_cli.repl.markup import escape
 from butler_cli.ui.text import visible
@@ -18,9 +20,6 @@ UNDO_NOTE = "what it did stays done: files it wrote, commands it ran, mail it se
 def context(repl: ChatRepl, arg: str) -> None:
     """What each request carries: the memory block (first, the same all session), the project
     instructions, the conversation, and the model's window when it is known."""
-    from butler_cli.app.chat import compaction
-    from butler_cli.app.views.doctor import instruction_lines
-
     butler = repl.butler
     conversation = repl.conversation
     files = [

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.ui.text import visible
@@ -20,8 +22,6 @@ SHOWN_RESULT = 300
 
 
 def _when(ts: str) -> str:
-    from datetime import datetime
-
     try:
         return datetime.fromisoformat(ts).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
@@ -29,8 +29,6 @@ def _when(ts: str) -> str:
 
 
 def _folder(cwd: str) -> str:
-    from pathlib import Path
-
     home = str(Path.home())
     return "~" + cwd[len(home) :] if cwd == home or cwd.startswith(home + "/") else cwd
 

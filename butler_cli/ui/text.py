@@ -16,6 +16,7 @@ Ordinary spaces of every width stay. Pure functions, no rich: ``butler pending``
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Any
@@ -62,6 +63,4 @@ def visible(text: str, *, lines: bool = False) -> str:
 
 def pretty_json(value: Any) -> str:
     """Indented JSON for a person: JSON's own escapes, then the rest neutralised alike."""
-    import json  # here: the chat imports this module before its first prompt
-
     return visible(json.dumps(value, indent=2, ensure_ascii=False), lines=True)
