@@ -78,7 +78,13 @@ def test_a_decision_in_the_inbox_is_kept_in_its_own_store(
     assert "class='outcome done'" in shown and "inbox" in shown
 
 
-@pytest.mark.parametrize("damage", ["garbage", "directory"])
+OLDER = (
+    '{"park":"abcdefgh","task":"an older task","status":"done","started_at":'
+    '"2026-12-01T08:00:00+00:00","finished_at":"2026-12-01T08:00:01+00:00","text":"older"}\n'
+)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "torn", "directory"])
 def test_a_corrupt_or_unreadable_outcome_store_is_named_and_left_in_place(
     served: Any, butler: Any, script: Any, butler_home: Path, workdir: Path, damage: str
 ) -> None:
@@ -88,10 +94,12 @@ def test_a_corrupt_or_unreadable_outcome_store_is_named_and_left_in_place(
     pid = park_writing(butler, script, "out.txt", "Wrote it.")
     store = butler_home / OUTCOMES
     bad = b'{"park": "torn\n\x00\xff not json at all\n'
-    if damage == "garbage":
-        store.write_bytes(bad)
-    else:
+    if damage == "torn":  # a crash in the middle of the last line
+        bad = OLDER.encode() + b'{"park":"abcdefgh","task":"half'
+    if damage == "directory":
         store.mkdir()
+    else:
+        store.write_bytes(bad)
     s = served("--no-scheduler")
     status, page = s.request("/")
     assert status == 200, page
@@ -101,10 +109,13 @@ def test_a_corrupt_or_unreadable_outcome_store_is_named_and_left_in_place(
     status, answer = s.decide(pid, "approve")
     assert status == 200 and answer["ok"], answer
     eventually(lambda: (workdir / "out.txt").exists())
-    if damage == "garbage":
+    if damage != "directory":
         eventually(lambda: "Wrote it." in outcomes_of(s))
         assert store.read_bytes().startswith(bad)
         assert len(re.findall("<p class='problem'>", outcomes_of(s))) == 1
+    if damage == "torn":  # the line after the torn one is whole, and the older one still shown
+        assert "older" in outcomes_of(s) and "Wrote it." in outcomes_of(s)
+        assert store.read_bytes()[len(bad) : len(bad) + 2] == b"\n{"
     out = s.stop()
     assert s.proc.returncode == 0 and "Traceback" not in out, out
     if damage == "directory":

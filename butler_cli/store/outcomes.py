@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from butler_cli.core.errors import StorageError
-from butler_cli.store.files import append_line, read_no_follow
+from butler_cli.store.files import NotRegularFile, append_line
 
 OUTCOMES_FILE = "inbox-outcomes.jsonl"
-#: Only the end of the file is read for the page: at most this many bytes.
-TAIL_BYTES = 1 << 20
+#: Only the end of the file is read for the page: at most this many bytes (about a thousand
+#: outcomes).
+TAIL_BYTES = 256 << 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,25 @@ def _outcome(line: bytes) -> KeptOutcome | None:
     return kept
 
 
+def _tail(path: Path) -> tuple[bytes, bool]:
+    """The last :data:`TAIL_BYTES` of a regular file (never a symlink, never blocking on a
+    FIFO), and whether anything before them was left unread."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(0, "not a regular file", str(path))
+        start = max(st.st_size - TAIL_BYTES, 0)
+        chunks: list[bytes] = []
+        at = start
+        while chunk := os.pread(fd, 1 << 20, at):
+            chunks.append(chunk)
+            at += len(chunk)
+        return b"".join(chunks), start > 0
+    finally:
+        os.close(fd)
+
+
 class OutcomeLog:
     """The inbox's outcomes of one home."""
 
@@ -78,10 +99,11 @@ class OutcomeLog:
         return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
 
     def recent(self, limit: int) -> tuple[list[KeptOutcome], int]:
-        """The last ``limit`` outcomes, newest first, and how many lines were not outcomes.
-        No file: none. Unreadable (a directory, a FIFO, no permission): StorageError."""
+        """The last ``limit`` outcomes, newest first, and how many lines among those read
+        for them were not outcomes. No file: none. Unreadable (a directory, a FIFO, no
+        permission): StorageError."""
         try:
-            data = read_no_follow(self.path)
+            data, cut = _tail(self.path)
         except FileNotFoundError:
             return [], 0
         except OSError as exc:
@@ -89,8 +111,7 @@ class OutcomeLog:
                 f"cannot read the inbox's outcomes {self.path}: {exc.strerror or exc}; "
                 "left as it is"
             ) from exc
-        cut = len(data) > TAIL_BYTES
-        lines = data[-TAIL_BYTES:].splitlines()
+        lines = data.splitlines()
         if cut:
             lines = lines[1:]  # the first is most likely a part of a line
         found: list[KeptOutcome] = []
@@ -101,8 +122,10 @@ class OutcomeLog:
             kept = _outcome(line)
             if kept is None:
                 bad += 1
-            elif len(found) < limit:
-                found.append(kept)
+                continue
+            found.append(kept)
+            if len(found) == limit:
+                break  # what lies further back is not shown, so not read either
         return found, bad
 
     def add(self, outcome: KeptOutcome) -> None:
