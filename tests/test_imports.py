@@ -193,6 +193,17 @@ LAZY = {
     # the package's own import runs on every start: `from butler_cli import allow` (older
     # policies) loads the verdicts on first use, so the chat's first prompt needs no dataclasses
     "butler_cli.core.verdicts": "the verdicts butler_cli re-exports, for older policies",
+    # the adapters' edges: what a one-round run, `pending` or the chat's first prompt never uses
+    "hmac": "OpenSSL's HMAC: only when a park is signed or checked",
+    "pathlib": "the chat's first prompt reads its home as text (pathlib brings urllib.parse)",
+    "urllib.parse": "a secret's URL-encoded forms: the chat's first prompt masks none",
+    "base64": "a secret's base64 forms, made only when there is a secret to mask",
+    "wcmatch": "a path rule's glob (20 ms), only when a rule names a path",
+    "queue": "calls side by side, only in a round with two or more",
+    "ctypes": "stopping a call's thread, only on Ctrl-C while calls run side by side",
+    "socket": "the network: a round that reads the clock opens none",
+    "butler_cli.tools.sandbox": "the sandbox and its probe, only when run_command is judged",
+    "butler_cli.tools.email": "send_email, only where [smtp] names a server",
 }
 
 #: Files that still import inside functions beyond :data:`LAZY` — the debt of issue 23.
@@ -241,8 +252,6 @@ LOCAL_DEBT = {
     "cli/serve.py",
     "cli/stream.py",
     "cli/tools.py",
-    "core/patterns.py",
-    "core/together.py",
     "providers/__init__.py",
     "providers/anthropic_messages.py",
     "providers/remote.py",
@@ -250,19 +259,10 @@ LOCAL_DEBT = {
     "repl/markup.py",
     "repl/session.py",
     "repl/start.py",
-    "store/approvals.py",
-    "store/files.py",
-    "store/key.py",
     "store/parks.py",
-    "tools/__init__.py",
-    "tools/command.py",
-    "tools/context.py",
-    "tools/http.py",
     "tools/mcp_cache.py",
     "tools/mcp_content.py",
     "tools/mcp_hub.py",
-    "tools/plugins.py",
-    "tools/redact.py",
 }
 
 

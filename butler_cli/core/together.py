@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-if TYPE_CHECKING:  # loaded when a round runs calls side by side, not by every run's import
+if TYPE_CHECKING:  # loaded when a round runs calls side by side (LAZY: queue)
     import queue
 
 #: At most this many calls of a round run at once.

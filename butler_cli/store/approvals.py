@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import UsageError
+from butler_cli.core.patterns import compile_pattern
 from butler_cli.store.files import ensure_private_dir, read_text_regular, write_atomic
 
-if TYPE_CHECKING:  # loaded when there is a file to read (a round without one imports neither)
+if TYPE_CHECKING:  # loaded when there is a file to read (LAZY: a round without one loads none)
     from butler_cli.core.grants import KeptApproval
 
 FILE = "approvals.toml"
@@ -61,7 +62,6 @@ def load_kept(home: Path) -> list[KeptApproval]:
 
 def _entry(path: Path, number: int, item: Any) -> KeptApproval:
     from butler_cli.core.grants import Grant, KeptApproval
-    from butler_cli.core.patterns import compile_pattern
 
     where = f"approval {number}"
     if not isinstance(item, dict) or set(item) - _KEYS:

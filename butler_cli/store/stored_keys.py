@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import write_atomic
 
@@ -26,8 +28,6 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 def keys_path() -> Path:
     """``<user config dir>/keys.toml`` ($XDG_CONFIG_HOME/butler on Linux), whatever
     BUTLER_HOME says: a key never sits next to the parks."""
-    import platformdirs
-
     return Path(platformdirs.user_config_dir("butler", appauthor=False)) / KEYS_FILE
 
 

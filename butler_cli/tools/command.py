@@ -37,6 +37,7 @@ from butler_cli.api import (
     refuse,
 )
 from butler_cli.tools.paths import default_roots, home_refusal, resolve, root_refusal
+from butler_cli.tools.redact import child_env
 
 if TYPE_CHECKING:  # the sandbox is looked for when a command is judged or run, not before
     from butler_cli.tools.sandbox import Sandbox
@@ -180,8 +181,6 @@ class CommandTool:
         return classify
 
     def execute(self, name: str, args: dict[str, Any]) -> str:
-        from butler_cli.tools.redact import child_env
-
         argv, cwd, timeout = self._checked(args)  # checked again: the disk may have changed
         full = self.sandbox.wrap(argv, cwd, self.roots, self.protected, self.network)
         env = child_env()

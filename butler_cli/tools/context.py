@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from butler_cli.tools.paths import PathRules
+from butler_cli.store.stored_keys import key_from
+from butler_cli.tools.paths import PathRules
+from butler_cli.tools.redact import child_env
 
 #: The policy a governed toolset is classified by: ``classify(name, args)`` returning a
 #: verdict, a verdict dict or None (no opinion).
@@ -45,8 +46,6 @@ class ToolContext:
     @staticmethod
     def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment for a program a plug-in starts: never the butler's keys."""
-        from butler_cli.tools.redact import child_env
-
         return child_env(extra)
 
     @staticmethod
@@ -54,8 +53,6 @@ class ToolContext:
         """The secret called ``name``: the environment variable of that name, else the key a
         person stored with `butler keys set NAME`; None when neither is there. Every such
         value is already masked in what the butler shows and keeps."""
-        from butler_cli.store.stored_keys import key_from
-
         return key_from(name)
 
     def path_rules(self) -> PathRules:
@@ -63,6 +60,4 @@ class ToolContext:
         ``ToolSpec.path_args`` and pass this as ``Gate(..., paths=context.path_rules())``; the
         policy then judges, and the executor gets, the resolved paths, checked against the
         allowed roots and the butler's own files like the built-in file tools."""
-        from butler_cli.tools.paths import PathRules
-
         return PathRules(self.base_dir, self.home, self.protected, self.roots)

@@ -9,26 +9,24 @@ tools' own modules beside this one). The loader that finds them is
 from __future__ import annotations
 
 from butler_cli.api import Setting, ToolContext, Toolset
+from butler_cli.tools.clock import clock_toolset
+from butler_cli.tools.command import CommandTool
+from butler_cli.tools.files import FileTools
+from butler_cli.tools.http import http_gate
 
 __all__ = ["SMTP", "ToolContext", "clock", "command", "email", "files", "http"]
 
 
 def files(context: ToolContext) -> list[Toolset]:
-    from butler_cli.tools.files import FileTools
-
     tools = FileTools(context.base_dir, context.home, context.protected, context.roots)
     return [tools.benign(), tools.governed(context.policy)]
 
 
 def clock(context: ToolContext) -> Toolset:
-    from butler_cli.tools.clock import clock_toolset
-
     return clock_toolset()
 
 
 def command(context: ToolContext) -> Toolset:
-    from butler_cli.tools.command import CommandTool
-
     return CommandTool(
         context.base_dir,
         context.home,
@@ -39,8 +37,6 @@ def command(context: ToolContext) -> Toolset:
 
 
 def http(context: ToolContext) -> Toolset:
-    from butler_cli.tools.http import http_gate
-
     return http_gate(context.policy)
 
 

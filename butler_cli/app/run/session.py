@@ -38,7 +38,7 @@ from butler_cli.policy.loader import LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.files import butler_home
-from butler_cli.tools import builtin_toolsets
+from butler_cli.tools.loader import builtin_toolsets
 from butler_cli.tools.masking import MaskingToolbox
 
 if TYPE_CHECKING:
