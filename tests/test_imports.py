@@ -211,7 +211,6 @@ LAZY = {
 LOCAL_DEBT = {
     "app/chat/chat.py",
     "app/chat/compaction.py",
-    "app/chat/conversations.py",
     "app/config/config.py",
     "app/config/config_edit.py",
     "app/config/config_file.py",
