@@ -176,3 +176,32 @@ def test_outcomes_an_older_inbox_kept_in_schedule_db_are_still_shown(
     shown = outcomes_of(s)
     assert "an old decision&#x27;s task" in shown or "an old decision's task" in shown
     assert "done the old way" in shown and ">abcdefgh</a>" in shown
+
+
+def test_a_corrupt_schedule_db_is_named_and_left_in_place_while_the_page_serves(
+    served: Any, butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    """The page's outcomes and schedules read ``schedule.db`` too: a file there that is not a
+    database was a 500 for the whole page and a traceback from the scheduler's thread. Now the
+    parks and the inbox's outcomes still show, one line names the file, and it stays as it
+    was; a decision still runs."""
+    pid = park_writing(butler, script, "out.txt", "Wrote it.")
+    db = butler_home / "schedule.db"
+    bad = b"this is not a database\n" * 100
+    db.write_bytes(bad)
+    s = served()
+    status, page = s.request("/")
+    assert status == 200, page
+    assert f"data-park='{pid}'" in page or pid in page
+    problems = re.findall(r"<p class='problem'>[^<]*</p>", page)
+    assert problems and all("schedule.db" in p for p in problems), problems
+    status, answer = s.decide(pid, "approve")
+    assert status == 200 and answer["ok"], answer
+    eventually(lambda: "Wrote it." in outcomes_of(s))
+    out = s.stop()
+    assert s.proc.returncode == 0 and "Traceback" not in out, out
+    assert len([line for line in out.splitlines() if "schedule.db" in line]) == 1, out
+    assert db.read_bytes() == bad
+    listed = butler("schedule", "list")
+    assert listed.returncode != 0 and "Traceback" not in listed.stderr, listed.stderr
+    assert "schedule.db" in listed.stderr and len(listed.stderr.strip().splitlines()) == 1

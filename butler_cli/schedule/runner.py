@@ -79,13 +79,17 @@ class Scheduler:
         runner: Runner | None = None,
         on_finished: Callable[[Finished], None] | None = None,
         sessions: Sessions | None = None,
+        on_problem: Callable[[str], None] | None = None,
     ) -> None:
         """``sessions``: where the default runner keeps its sessions across ticks (`serve`
-        passes the process's); none: each run builds its own."""
+        passes the process's); none: each run builds its own. ``on_problem``: told once, in
+        one line, each distinct reason the store cannot be used (the scheduler keeps trying)."""
         self.store = store
         self.clock = clock
         self.runner: Runner = runner or partial(run_job, sessions=sessions)
         self.on_finished = on_finished
+        self.on_problem = on_problem
+        self._said: set[str] = set()
 
     def tick(self) -> list[Finished]:
         """Run every job due now, once each (whatever was missed: one run, not a burst)."""
@@ -121,8 +125,24 @@ class Scheduler:
 
     def serve(self, stop: threading.Event) -> None:
         """Until ``stop`` is set: catch up once on start, then run each job when it is due.
-        A run in flight when ``stop`` is set finishes (or parks) before this returns."""
-        self.store.interrupted(self.clock())
+        A run in flight when ``stop`` is set finishes (or parks) before this returns. A store
+        that cannot be used (``schedule.db`` not a database) is said once and left as it is;
+        the scheduler tries again at every poll."""
+        try:
+            self.store.interrupted(self.clock())
+        except ButlerError as exc:
+            self._trouble(exc)
         while not stop.is_set():
-            self.tick()
-            stop.wait(self.seconds_to_next())
+            try:
+                self.tick()
+                wait = self.seconds_to_next()
+            except ButlerError as exc:
+                self._trouble(exc)
+                wait = POLL_SECONDS
+            stop.wait(wait)
+
+    def _trouble(self, exc: ButlerError) -> None:
+        if exc.message not in self._said:
+            self._said.add(exc.message)
+            if self.on_problem is not None:
+                self.on_problem(exc.message)

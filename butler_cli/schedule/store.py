@@ -24,7 +24,7 @@ from pathlib import Path
 
 from butler_cli.app.config.home import private_dir
 from butler_cli.app.run.masking import masked
-from butler_cli.core.errors import UsageError
+from butler_cli.core.errors import StorageError, UsageError
 from butler_cli.schedule.cron import next_after
 
 DB_FILE = "schedule.db"
@@ -130,11 +130,17 @@ class ScheduleStore:
         private_dir(self.home)
         if not self.path.exists():  # created 0600 before SQLite opens it
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=30000")
-            db.executescript(_SCHEMA)
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise self._unusable(exc) from exc
+        try:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA busy_timeout=30000")
+                db.executescript(_SCHEMA)
+            except sqlite3.Error as exc:  # not a database, unreadable: said, and left as it is
+                raise self._unusable(exc) from exc
             if write:
                 db.execute("BEGIN IMMEDIATE")  # one writer at a time, across processes
                 try:
@@ -147,6 +153,9 @@ class ScheduleStore:
                 yield db
         finally:
             db.close()
+
+    def _unusable(self, exc: sqlite3.Error) -> StorageError:
+        return StorageError(f"cannot use the schedules in {self.path}: {exc}; left as it is")
 
     # -- jobs ------------------------------------------------------------------------------
     def add(

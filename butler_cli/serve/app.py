@@ -171,7 +171,7 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
                     "version": exact,
                     "parks": pages.parks_part(rows, problems, keys),
                     "outcomes": pages.outcomes_part(outcomes, running, keys, trouble),
-                    "schedules": pages.schedules_part(data.schedules(home)),
+                    "schedules": pages.schedules_part(*data.schedules(home)),
                 }
                 made = (
                     json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode(),

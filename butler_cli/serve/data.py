@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from butler_cli.app.views import inbox
+from butler_cli.core.errors import ButlerError
 from butler_cli.schedule.store import DB_FILE, Job, Run, ScheduleStore
 
 #: The scheduler's files whose change may change the page.
@@ -35,14 +36,23 @@ def outcome_of(run: Run) -> inbox.Outcome:
     )
 
 
-def outcomes(home: Path, limit: int = 20) -> tuple[list[inbox.Outcome], str | None]:
-    """The latest outcomes, newest first, and what is wrong with the inbox's store, if any."""
+def outcomes(home: Path, limit: int = 20) -> tuple[list[inbox.Outcome], list[str]]:
+    """The latest outcomes, newest first, and what is wrong with their stores (one line
+    each; the page shows what it can)."""
     decided, problem = inbox.inbox_outcomes(home, limit)
-    runs = [outcome_of(r) for r in ScheduleStore(home).runs(limit)]
-    return inbox.latest_first(decided, runs, limit=limit), problem
+    problems = [problem] if problem else []
+    try:
+        runs = [outcome_of(r) for r in ScheduleStore(home).runs(limit)]
+    except ButlerError as exc:
+        runs, problems = [], [*problems, exc.message]
+    return inbox.latest_first(decided, runs, limit=limit), problems
 
 
-def schedules(home: Path) -> list[tuple[Job, Run | None]]:
+def schedules(home: Path) -> tuple[list[tuple[Job, Run | None]], str | None]:
+    """Every schedule with its last run, or the one line that says why they cannot be read."""
     store = ScheduleStore(home)
-    last = store.last_runs()
-    return [(job, last.get(job.id)) for job in store.jobs()]
+    try:
+        last = store.last_runs()
+        return [(job, last.get(job.id)) for job in store.jobs()], None
+    except ButlerError as exc:
+        return [], exc.message

@@ -190,12 +190,16 @@ def parks_part(rows: Sequence[PendingApproval], problems: Sequence[Problem], key
     return "".join(out)
 
 
+def _problems(problems: Sequence[str]) -> str:
+    return "".join(f"<p class='problem'>{h(visible(p))}</p>" for p in problems)
+
+
 def outcomes_part(
-    runs: Sequence[Outcome], running: Sequence[str], keys: Keys, problem: str | None = None
+    runs: Sequence[Outcome], running: Sequence[str], keys: Keys, problems: Sequence[str] = ()
 ) -> str:
     """Recent outcomes: the decisions still being carried out, then what ended, newest first;
-    ``problem``: the one line saying what is wrong with the outcomes' store."""
-    trouble = f"<p class='problem'>{h(visible(problem))}</p>" if problem else ""
+    ``problems``: a line for each store that could not be read whole."""
+    trouble = _problems(problems)
     rows = [
         f"<li class='outcome running' data-park='{h(pid)}'>continuing park {h(pid)}…</li>"
         for pid in running
@@ -217,7 +221,9 @@ def outcomes_part(
     return f"{trouble}<ul>" + "".join(rows) + "</ul>"
 
 
-def schedules_part(jobs: Sequence[tuple[Job, Run | None]]) -> str:
+def schedules_part(jobs: Sequence[tuple[Job, Run | None]], problem: str | None = None) -> str:
+    if problem:
+        return _problems([problem])
     if not jobs:
         return "<p class='empty'>No schedules (butler schedule add WHEN TASK).</p>"
     rows = []

@@ -103,7 +103,12 @@ def serve(
             if done.hook_problem:
                 emit(f"butler: {done.hook_problem}")
 
-        sched = Scheduler(ScheduleStore(home), on_finished=finished, sessions=sessions)
+        sched = Scheduler(
+            ScheduleStore(home),
+            on_finished=finished,
+            sessions=sessions,
+            on_problem=lambda problem: emit(f"butler: {problem}"),
+        )
         threads.append(threading.Thread(target=sched.serve, args=(stop,), name="scheduler"))
     _recover(home, decider, emit)
     for t in threads:
