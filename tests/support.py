@@ -23,7 +23,8 @@ from butler_cli.core.park import (
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.core.toolsets import FunctionToolset, Toolbox, Toolset, ToolSpec
 from butler_cli.core.verdicts import Verdict
-from butler_cli.store.parks import ParkJournal, ParkStore
+from butler_cli.store.journal import ParkJournal
+from butler_cli.store.parks import ParkStore
 
 OBJ = {"type": "object"}
 

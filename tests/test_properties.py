@@ -21,7 +21,7 @@ from butler_cli.core.gate import Gate
 from butler_cli.core.messages import ToolUseBlock
 from butler_cli.core.toolsets import FunctionToolset, ToolSpec
 from butler_cli.core.verdicts import allow, approve, refuse
-from butler_cli.store.parks import ParkJournal
+from butler_cli.store.journal import ParkJournal
 
 KINDS = ("benign", "allow", "approve", "refuse")
 STATS: Counter[str] = Counter()

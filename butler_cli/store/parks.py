@@ -40,7 +40,6 @@ from butler_cli.store.ids import random_string
 from butler_cli.store.key import load_key, sign, verify
 
 if TYPE_CHECKING:  # the models load only when a park is read whole: `pending` stays fast
-    from butler_cli.core.messages import ToolResultBlock
     from butler_cli.core.park import ParkState
 
 PARKS_DIR = "parks"
@@ -322,62 +321,6 @@ class ParkStore:
                     os.unlink(lock_path)
         finally:
             os.close(fd)
-
-
-class ParkJournal:
-    """The exactly-once record of a resumed round, kept in the park file itself (X2)."""
-
-    def __init__(self, store: ParkStore, state: ParkState) -> None:
-        self._store = store
-        self.state = state
-
-    def result_for(self, call_id: str) -> ToolResultBlock | None:
-        return self.state.results.get(call_id)
-
-    def was_started(self, call_id: str) -> bool:
-        return call_id in self.state.started
-
-    def mark_started(self, call_id: str) -> None:
-        self.state.started.append(call_id)
-        self._store.save(self.state)
-        crash_point("action-started")
-
-    def record_result(self, result: ToolResultBlock) -> None:
-        if result.tool_use_id in self.state.started:
-            crash_point("action-ran")
-        self.state.results[result.tool_use_id] = result
-        self._store.save(self.state)
-
-    def interrupted(self) -> list[str]:
-        """The person stopped the round (Ctrl-C, SIGINT): every call without a result is
-        answered as stopped, the park is marked interrupted and finished (ledger, done/), so
-        nothing — a later resume, serve's recovery — continues it. The tools of the calls
-        that were running, which "may have partly run"."""
-        from butler_cli.core.messages import error_result
-        from butler_cli.core.outcomes import STOPPED_BEFORE, STOPPED_BY_YOU
-
-        running: list[str] = []
-        for call in self.state.calls:
-            if call.id in self.state.results:
-                continue
-            if call.id in self.state.started:
-                running.append(call.name)
-                result = error_result(call.id, STOPPED_BY_YOU, "unknown")
-            else:
-                result = error_result(call.id, STOPPED_BEFORE, "not_run")
-            self.state.results[call.id] = result
-        self.state.interrupted = True
-        self.resolved()
-        return running
-
-    def resolved(self) -> None:
-        from butler_cli.store.ledger import DecisionLedger
-
-        self.state.status = "resolved"
-        self._store.save(self.state)
-        DecisionLedger(self._store.home).record(self.state.id, "resolved")
-        crash_point("round-resolved")
-        self._store.retire(self.state.id)
 
 
 def _verified_body(data: bytes, key: bytes, path: Path) -> bytes:

@@ -49,7 +49,8 @@ from butler_cli.store.faults import crash_point
 if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, GrantBook
     from butler_cli.core.park import Decision, ParkState, RunContext
-    from butler_cli.store.parks import ParkJournal, ParkStore
+    from butler_cli.store.journal import ParkJournal
+    from butler_cli.store.parks import ParkStore
 
 #: Gives each task of a batch its own observer (e.g. progress output), or None; the third
 #: argument is the task's conversation id (None when the store could not be written).
@@ -376,7 +377,7 @@ class Butler:
     ) -> TaskReport:
         """Answer the parked round exactly once, each asked call by its decision, then let
         the loop go on (R2–R3)."""
-        from butler_cli.store.parks import ParkJournal
+        from butler_cli.store.journal import ParkJournal
 
         assert state.decision is not None
         self._tell_mcp_failures()
