@@ -166,7 +166,8 @@ def test_a_run_gives_the_plugin_its_section_and_masks_the_secret_it_names(
 
 
 def test_a_section_of_another_butler_setting_s_name_is_refused() -> None:
-    from butler_cli.app.config.settings import BY_KEY, _declared
+    from butler_cli.app.config.config import _declared
+    from butler_cli.app.config.settings import BY_KEY
     from butler_cli.core.setting import Setting
 
     rows = (Setting("x", int),)

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from butler_cli.app.config.settings import SETTINGS, Setting, plugin_sections
+from butler_cli.app.config.config import plugin_sections
+from butler_cli.app.config.settings import SETTINGS, Setting
 
 #: The butler's own rows and every installed plug-in section's (send_email's [smtp] among them).
 ALL = [*SETTINGS, *(row for rows in plugin_sections().values() for row in rows)]

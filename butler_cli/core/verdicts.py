@@ -22,6 +22,12 @@ class Verdict:
     #: deleting, or whatever the policy marks so). Session grants are not affected.
     ask_always: bool = False
 
+    @property
+    def keepable(self) -> bool:
+        """Whether a person may keep an approval of the call (app/parks/approvals.py): an
+        approve the policy does not ask about every time."""
+        return self.decision == "approve" and not self.ask_always
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"decision": self.decision, "reason": self.reason}
         if self.widen:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from butler_cli.app.chat import compaction
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.decisions import RoundAnswer, load_park
@@ -22,6 +23,7 @@ from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
+from butler_cli.memory.capture import consolidate, due
 from butler_cli.store.conversations import Record
 
 if TYPE_CHECKING:  # a park's models load when a turn parks, not for every turn
@@ -94,8 +96,6 @@ class Conversation:
             text, observer, history=self.messages, prompt=prompt, conversation=self.id
         )
         if report.status == "failed" and report.error_code == "context_too_long":
-            from butler_cli.app.chat import compaction
-
             tokens = compaction.estimate(self.butler.config.system, self.messages, sent)
             window = compaction.learn(
                 self.butler.model_spec, self.butler.home, report.error or "", tokens
@@ -113,8 +113,6 @@ class Conversation:
 
     def _fit(self, text: str) -> None:
         """Compact first when this turn's request would pass the model's known window."""
-        from butler_cli.app.chat import compaction
-
         tokens = compaction.estimate(self.butler.config.system, self.messages, text)
         window = compaction.over(self.butler.model_spec, self.butler.home, tokens)
         if window is not None:
@@ -124,8 +122,6 @@ class Conversation:
         """Fold the older turns into a summary the model writes (the memory block and the
         system prompt are untouched; the last turns stay whole); how many turns were folded.
         The saved conversation keeps every turn; only what is sent is shorter."""
-        from butler_cli.app.chat import compaction
-
         done = compaction.compact(self.messages, self.butler.summarize)
         if done is None:
             return 0
@@ -141,8 +137,6 @@ class Conversation:
     def last_turn(self) -> tuple[int, str] | None:
         """Where the last turn starts and the words it was sent with; None when there is none
         to take back (an empty conversation, or only a compaction's summary)."""
-        from butler_cli.app.chat import compaction
-
         starts = compaction.turn_starts(self.messages)
         if not starts or compaction.is_summary(self.messages[starts[-1]]):
             return None
@@ -164,8 +158,6 @@ class Conversation:
     def consolidate_if_due(self) -> int | None:
         """C2 at the end of a session, past the threshold: how many older turns were folded
         into the profile's memory (None: not due, or nothing folded)."""
-        from butler_cli.memory.capture import consolidate, due
-
         if not due(self.butler.memory):
             return None
         done = consolidate(self.butler.memory, self.butler.summarize)

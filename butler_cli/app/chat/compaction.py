@@ -18,7 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from butler_cli.core.errors import ButlerError
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from butler_cli.store.files import ensure_private_dir, write_atomic
 
 #: Context windows in tokens, by model spec (a spec that starts with a key matches it).
 KNOWN_WINDOWS: dict[str, int] = {
@@ -155,9 +157,6 @@ def limit_named(detail: str) -> int | None:
 
 def learn(spec: str, home: Path, detail: str, sent: int) -> int:
     """Keep the window a refusal taught (the limit it names, else 9/10 of what was sent)."""
-    from butler_cli.core.errors import ButlerError
-    from butler_cli.store.files import ensure_private_dir, write_atomic
-
     window = limit_named(detail) or max(sent * 9 // 10, 1)
     known = learned_windows(home)
     known[spec] = window

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import ButlerError
@@ -152,8 +153,6 @@ def of_park(park_id: str) -> str | None:
 def find_saved(home_dir: str, given: str | None, cwd: str) -> Record | None:
     """`chat -c` / `--conversation ID` before the butler is built: the conversation from the
     store in ``home_dir`` alone (sqlite only), the store closed again."""
-    from pathlib import Path
-
     store = ConversationStore(Path(home_dir))
     try:
         return find(store, given, cwd)

@@ -13,6 +13,7 @@ that alone); this module makes the typed :class:`Config` and :class:`Resolved` f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,10 @@ from butler_cli.app.config.config_file import (
     remember_secrets,
     resolved_value,
 )
-from butler_cli.app.config.settings import ENV
+from butler_cli.app.config.settings import BY_KEY, CORE_TABLES, ENV, Setting
+from butler_cli.core.errors import UsageError
 from butler_cli.core.provider_settings import ProviderSettings
+from butler_cli.entry_points import in_group
 
 if TYPE_CHECKING:
     from butler_cli.app.config.options import RunOptions
@@ -98,8 +101,6 @@ def load_config(path: Path | None = None) -> Config:
 def parse_config(raw: dict[str, Any], path: Path) -> Config:
     """Check a parsed file's settings (:func:`~butler_cli.app.config.config_file.check_config`: a
     usage error naming the file, which is never rewritten) into a :class:`Config`."""
-    from butler_cli.app.config.settings import plugin_sections
-
     checked = check_config(raw, path, plugin_sections())
     providers = {
         name: ProviderSettings(
@@ -118,6 +119,68 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
         path,
         tuple(checked.secret_names),
     )
+
+
+#: The entry point group where a plug-in declares its config section: the entry point's name
+#: is the section's (``[smtp]``), its target a sequence of :class:`Setting` (bare names).
+GROUP = "butler.settings"
+_SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,47}")
+_sections: dict[str, tuple[Setting, ...]] | None = None
+
+
+def plugin_sections() -> dict[str, tuple[Setting, ...]]:
+    """Every plug-in's section, by name, each key as ``section.name`` — read once per process
+    from the ``butler.settings`` entry points (never on the chat's first line). A declaration
+    that cannot be loaded, is not a sequence of settings, or takes a name the butler or another
+    plug-in uses is a usage error naming it: the butler does not start on a half-read file."""
+    global _sections
+    if _sections is None:
+        found: dict[str, tuple[Setting, ...]] = {}
+        targets: dict[str, str] = {}
+        for ep in sorted(in_group(GROUP), key=lambda ep: ep.name):
+            if targets.get(ep.name) == ep.value:
+                continue  # the same package seen twice on the path (user and system site)
+            found[ep.name] = _declared(ep.name, ep.value, ep.load, found)
+            targets[ep.name] = ep.value
+        _sections = found
+    return _sections
+
+
+def _declared(
+    name: str, target: str, load: Any, taken: dict[str, tuple[Setting, ...]]
+) -> tuple[Setting, ...]:
+    where = f"settings plug-in '{name}' = {target}"
+    if not _SECTION_NAME.fullmatch(name) or name in CORE_TABLES or name in BY_KEY:
+        raise UsageError(f"{where}: '{name}' cannot name a section", code="settings_plugin")
+    if name in taken:
+        raise UsageError(f"{where}: section [{name}] is declared twice", code="settings_plugin")
+    try:
+        declared = load()
+    except Exception as exc:
+        raise UsageError(
+            f"{where} failed: {type(exc).__name__}: {exc}"[:400], code="settings_plugin"
+        ) from exc
+    rows = tuple(declared) if isinstance(declared, list | tuple) else ()
+    names = [s.key for s in rows if isinstance(s, Setting)]
+    if not rows or len(names) != len(rows) or len(set(names)) != len(names):
+        raise UsageError(f"{where}: not a list of distinct Setting", code="settings_plugin")
+    if any(not re.fullmatch(r"[a-z][a-z0-9_]{0,47}", n) for n in names):
+        raise UsageError(f"{where}: a setting's name is a-z, 0-9 and _", code="settings_plugin")
+    for row in rows:
+        problem = row.problem(row.default) if row.default is not None else None
+        if problem:
+            raise UsageError(f"{where}: the default of {row.key} {problem}", code="settings_plugin")
+    return tuple(s.within(name) for s in rows)
+
+
+def find_setting(key: str) -> Setting | None:
+    """The declaration of ``key``: the butler's own, else a plug-in section's."""
+    if key in BY_KEY:
+        return BY_KEY[key]
+    table = key.split(".", 1)[0] if "." in key else None
+    if table is None or table in CORE_TABLES:
+        return None
+    return next((s for s in plugin_sections().get(table, ()) if s.key == key), None)
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,15 @@ from typing import Any
 from butler_cli.app.config.config import (
     Resolved,
     config_path,
+    find_setting,
     load_config,
     parse_config,
     resolve_setting,
 )
 from butler_cli.app.config.config_file import PROVIDER_KEYS, read_config, section_values
-from butler_cli.app.config.settings import ENV, KEY_HELP, find_setting
+from butler_cli.app.config.settings import ENV, KEY_HELP
 from butler_cli.core.errors import UsageError
+from butler_cli.providers import REMOTE
 from butler_cli.store.files import read_text_regular, write_atomic
 
 
@@ -128,8 +130,6 @@ def get_value(key: str, flags: dict[str, Any] | None = None, path: Path | None =
 def _default(parts: list[str]) -> Any:
     """A provider's own base URL or key variable; nothing else has a default here."""
     if parts[0] == "providers":
-        from butler_cli.providers import REMOTE
-
         kind = next((k for k in REMOTE if k.name == parts[1]), None)
         if kind is not None and parts[2] == "base_url":
             return kind.base_url

@@ -23,6 +23,7 @@ from butler_cli.app.config.settings import (
 )
 from butler_cli.core.errors import UsageError
 from butler_cli.store.files import HOME_ENV, home_dir, read_text_regular, spelt_as_path
+from butler_cli.tools.redact import remember_environment_secrets, remember_secret
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -274,8 +275,6 @@ def remember_secrets(names: list[str], files: list[str], *, stored_keys: bool = 
     """Tell the masking every secret value a config points to: the values of its key
     variables (and the well-known ones), the contents of its key files and, unless
     ``stored_keys`` is False, the keys kept with `butler keys set`."""
-    from butler_cli.tools.redact import remember_environment_secrets, remember_secret
-
     remember_environment_secrets(names)
     for key_file in files:
         # an unreadable one is reported when used

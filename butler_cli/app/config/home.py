@@ -4,29 +4,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from butler_cli.store.files import butler_home, ensure_private_dir
+from butler_cli.store.files import home_dir as where
+
 if TYPE_CHECKING:  # the chat's first prompt reads the home without pathlib
     from pathlib import Path
 
 
 def home() -> Path:
     """The butler's home: ``$BUTLER_HOME``, else the user data dir."""
-    from butler_cli.store.files import butler_home
-
     return butler_home()
 
 
 def home_dir() -> str:
     """``str(home())``, made without pathlib: all the chat's first prompt needs."""
-    from butler_cli.store.files import home_dir as where
-
     return where()
 
 
 def private_dir(path: str | Path) -> None:
     """``path`` made if missing, and 0700: a folder of the person's own (the chat history's,
     the scheduler's)."""
-    from butler_cli.store.files import ensure_private_dir
-
     ensure_private_dir(str(path))
 
 

@@ -5,7 +5,9 @@ whether a command's flag and a resumed park take part in its precedence (``resol
 whether `butler config set` takes it. Everything else reads this table: the file check
 (:mod:`butler_cli.app.config.config_file`), the one precedence (``resolved_value``),
 `config set/unset/get` and their help (:mod:`butler_cli.app.config.config_edit`). Adding a
-setting is one row here plus the code that uses it.
+setting is one row here plus the code that uses it. A plug-in declares its own section with a
+``butler.settings`` entry point, read with the typed config
+(:func:`butler_cli.app.config.config.plugin_sections`), never on the chat's first line.
 
 Plain classes and tuples: the chat's first line reads the file through this, before any
 dataclass or pathlib is worth its import.
@@ -13,14 +15,12 @@ dataclass or pathlib is worth its import.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY, DEFAULT_SYSTEM
-from butler_cli.core.errors import UsageError
 from butler_cli.core.setting import Setting
 
-__all__ = ["SETTINGS", "Setting", "plugin_sections", "find_setting"]
+__all__ = ["SETTINGS", "Setting"]
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -85,66 +85,3 @@ KEY_HELP = ", ".join(
         "providers.<name>.base_url / api_key_env / api_key_file",
     ]
 )
-
-#: The entry point group where a plug-in declares its config section: the entry point's name
-#: is the section's (``[smtp]``), its target a sequence of :class:`Setting` (bare names).
-GROUP = "butler.settings"
-_SECTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,47}")
-_sections: dict[str, tuple[Setting, ...]] | None = None
-
-
-def plugin_sections() -> dict[str, tuple[Setting, ...]]:
-    """Every plug-in's section, by name, each key as ``section.name`` — read once per process
-    from the ``butler.settings`` entry points (never on the chat's first line). A declaration
-    that cannot be loaded, is not a sequence of settings, or takes a name the butler or another
-    plug-in uses is a usage error naming it: the butler does not start on a half-read file."""
-    global _sections
-    if _sections is None:
-        from butler_cli.entry_points import in_group
-
-        found: dict[str, tuple[Setting, ...]] = {}
-        targets: dict[str, str] = {}
-        for ep in sorted(in_group(GROUP), key=lambda ep: ep.name):
-            if targets.get(ep.name) == ep.value:
-                continue  # the same package seen twice on the path (user and system site)
-            found[ep.name] = _declared(ep.name, ep.value, ep.load, found)
-            targets[ep.name] = ep.value
-        _sections = found
-    return _sections
-
-
-def _declared(
-    name: str, target: str, load: Any, taken: dict[str, tuple[Setting, ...]]
-) -> tuple[Setting, ...]:
-    where = f"settings plug-in '{name}' = {target}"
-    if not _SECTION_NAME.fullmatch(name) or name in CORE_TABLES or name in BY_KEY:
-        raise UsageError(f"{where}: '{name}' cannot name a section", code="settings_plugin")
-    if name in taken:
-        raise UsageError(f"{where}: section [{name}] is declared twice", code="settings_plugin")
-    try:
-        declared = load()
-    except Exception as exc:
-        raise UsageError(
-            f"{where} failed: {type(exc).__name__}: {exc}"[:400], code="settings_plugin"
-        ) from exc
-    rows = tuple(declared) if isinstance(declared, list | tuple) else ()
-    names = [s.key for s in rows if isinstance(s, Setting)]
-    if not rows or len(names) != len(rows) or len(set(names)) != len(names):
-        raise UsageError(f"{where}: not a list of distinct Setting", code="settings_plugin")
-    if any(not re.fullmatch(r"[a-z][a-z0-9_]{0,47}", n) for n in names):
-        raise UsageError(f"{where}: a setting's name is a-z, 0-9 and _", code="settings_plugin")
-    for row in rows:
-        problem = row.problem(row.default) if row.default is not None else None
-        if problem:
-            raise UsageError(f"{where}: the default of {row.key} {problem}", code="settings_plugin")
-    return tuple(s.within(name) for s in rows)
-
-
-def find_setting(key: str) -> Setting | None:
-    """The declaration of ``key``: the butler's own, else a plug-in section's."""
-    if key in BY_KEY:
-        return BY_KEY[key]
-    table = key.split(".", 1)[0] if "." in key else None
-    if table is None or table in CORE_TABLES:
-        return None
-    return next((s for s in plugin_sections().get(table, ()) if s.key == key), None)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.notices import notice
-from butler_cli.store.approvals import FILE
+from butler_cli.store import approvals as store
 
 if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, KeptApproval, KeptApprovals
@@ -34,7 +34,7 @@ def keepable(state: ParkState, call_id: str | None = None) -> bool:
     none is named): its verdict is an approve the policy does not ask about every time
     (``ask_always``)."""
     verdict = state.verdicts.get(call_id or state.approval.call_id)
-    return verdict is not None and verdict.decision == "approve" and not verdict.ask_always
+    return verdict is not None and verdict.keepable
 
 
 def exact_grant(state: ParkState, call_id: str | None = None) -> Grant:
@@ -51,10 +51,9 @@ def kept_for(home: Path, cwd: Path | str) -> KeptApprovals | None:
     """The approvals kept for tasks in ``cwd``; None when there are none. A malformed file
     keeps nothing (every call asks) and says so in one line; the file is left as it is.
     With no file (most homes) nothing more is imported: a round stays as cheap as before."""
-    if not os.path.lexists(home / FILE):
+    if not os.path.lexists(home / store.FILE):
         return None
     from butler_cli.core.grants import KeptApprovals
-    from butler_cli.store import approvals as store
 
     try:
         kept = store.load_kept(home)
@@ -67,15 +66,12 @@ def kept_for(home: Path, cwd: Path | str) -> KeptApprovals | None:
 
 def list_kept(home: Path) -> list[KeptApproval]:
     """Every kept approval, numbered as the file holds them (malformed: a usage error)."""
-    from butler_cli.store import approvals as store
-
     return store.load_kept(home)
 
 
 def keep(home: Path, grant: Grant, cwd: Path | str, now: str) -> KeptApproval:
     """Keep ``grant`` (bound to its files already, for an exact one) for ``cwd``."""
     from butler_cli.core.grants import KeptApproval
-    from butler_cli.store import approvals as store
 
     kept = KeptApproval(0, grant, folder_key(cwd), now)
     number = store.keep(home, kept)
@@ -84,6 +80,4 @@ def keep(home: Path, grant: Grant, cwd: Path | str, now: str) -> KeptApproval:
 
 def revoke(home: Path, number: int) -> KeptApproval:
     """Take back kept approval ``number``; what it was."""
-    from butler_cli.store import approvals as store
-
     return store.revoke(home, number)

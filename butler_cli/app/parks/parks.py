@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.run.masking import masked, masked_value
+from butler_cli.core.errors import ButlerError
 from butler_cli.tools.redact import redact
 
 if TYPE_CHECKING:
@@ -71,8 +72,7 @@ class PendingApproval:
 
 def pending_approval(state: ParkState) -> PendingApproval:
     """The one view of what ``state`` waits on (see the module's doc)."""
-    from butler_cli.app.parks.approvals import keepable
-    from butler_cli.app.parks.preview import change_preview
+    from butler_cli.app.parks.preview import change_preview  # difflib: not for `pending`'s list
 
     cwd = state.context.cwd
     calls = []
@@ -87,7 +87,7 @@ def pending_approval(state: ParkState) -> PendingApproval:
                 reason=masked(asked.reason),
                 arguments=masked_value(redact(arguments)),
                 preview=tuple(masked(line) for line in change_preview(asked.tool, arguments, cwd)),
-                keepable=keepable(state, asked.call_id),
+                keepable=verdict is not None and verdict.keepable,
                 widen=dict(verdict.widen) if verdict is not None else {},
             )
         )
@@ -128,7 +128,6 @@ def park_outcomes(home: Path, park_ids: list[str]) -> dict[str, str]:
     """What became of each park a run left: ``approved`` or ``denied`` once someone decided it
     (in the inbox, the chat or with `butler resume`), ``pending`` while it waits. A park that
     cannot be read is left out (the list still shows the run as it was recorded)."""
-    from butler_cli.core.errors import ButlerError
     from butler_cli.store.parks import ParkStore
 
     store = ParkStore(home)

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import conversations as convs
+from butler_cli.app.config.config import load_config
 from butler_cli.app.config.options import RunOptions
+from butler_cli.app.parks.approvals import folder_key, keep, kept_for
 from butler_cli.app.parks.decisions import (
     Held,
     RoundAnswer,
@@ -42,6 +44,7 @@ from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
 from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.memory.capture import capture_turn
+from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.faults import crash_point
@@ -101,8 +104,6 @@ class Butler:
         self.persona = session.persona
         self.block = session.block
         self.instructions = session.instructions
-        from butler_cli.app.parks.approvals import kept_for
-
         self.config = LoopConfig(
             system=system_prompt(self.block, self.persona, self.instructions.text),
             max_rounds=session.max_rounds,
@@ -175,9 +176,6 @@ class Butler:
         grant (its number and scope, never its values). Not kept — one notice, the decision
         stands — when the park was made in another folder than this butler's or its files
         cannot be resolved now."""
-        from butler_cli.app.parks.approvals import folder_key, keep
-        from butler_cli.app.parks.decisions import now_iso
-
         if folder_key(state.context.cwd) != folder_key(self.cwd):
             notice("not kept: the park was made in another folder (approved once)")
             return False
@@ -217,9 +215,6 @@ class Butler:
     def switch_model(self, name: str) -> str:
         """The chat's `/model NAME`: the next turns use that model (an alias or a spec, as
         the config file names them); a bad name raises and changes nothing. Its spec."""
-        from butler_cli.app.config.config import load_config
-        from butler_cli.providers import model_spec_of, resolve_model
-
         settings = load_config()
         spec = settings.model_spec(name)
         provider = resolve_model(spec, self.base_url, settings.providers, self.model_options)
@@ -318,13 +313,9 @@ class Butler:
         problem = None
         server = self.mcp.server_of(tool) if self.mcp is not None else None
         if server is not None and self.mcp is not None:
-            from butler_cli.tools.mcp_hub import SEP, McpUnavailable
+            from butler_cli.app.run.mcp_servers import unavailable
 
-            try:
-                if self.mcp.fresh(server, tool.removeprefix(server.name + SEP)) is None:
-                    problem = f"MCP server '{server.name}' no longer offers it"
-            except McpUnavailable as exc:
-                problem = str(exc)
+            problem = unavailable(self.mcp, server, tool)
         if problem is None and self.toolbox.owner(tool) is None:
             problem = "no tool of that name is offered now"
         if problem is not None:

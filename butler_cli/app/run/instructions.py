@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from butler_cli.tools.redact import mask_text
+
 #: The file names read in each folder, in this order.
 NAMES = ("AGENTS.md", "BUTLER.md")
 #: At most this many characters of project instructions join the system prompt, all files
@@ -61,8 +63,6 @@ def folders(cwd: Path, home: Path | None = None) -> list[Path]:
 def _read(path: Path) -> str | None:
     """The file's text (invalid UTF-8 replaced, known secrets masked: it goes to the model's
     provider), or None when it is not a readable file."""
-    from butler_cli.tools.redact import mask_text
-
     try:
         if not path.is_file():
             return None

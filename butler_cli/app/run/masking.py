@@ -13,6 +13,7 @@ where it is sent (``hooks.fire``). Cheap to import: the chat's first prompt goes
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.tools.redact import known_secrets, mask_any, mask_text, redact
@@ -84,8 +85,6 @@ class MaskingProvider:
         self.inner = inner
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        from dataclasses import replace  # here: the chat's first prompt imports this module
-
         stream = StreamMasker(request.on_text) if request.on_text is not None else None
         if stream is not None:
             request = replace(request, on_text=stream)

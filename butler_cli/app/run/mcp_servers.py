@@ -1,15 +1,26 @@
-"""The MCP servers of the config, as a run, `butler mcp list` and `butler tools list` see them."""
+"""The MCP servers of the config, as a run, `butler mcp list` and `butler tools list` see them.
+
+The one way from ``app/`` to MCP (a named lazy point, tests/test_imports.py): a caller imports
+this module only when the config names a server, so a run without one loads no MCP code.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from butler_cli.app.config.config import Config
+from butler_cli.app.run.protected import protected_paths
+from butler_cli.store.files import butler_home
+from butler_cli.tools.mcp import hub_tools, mcp_toolsets, servers_from, shared_hub
+from butler_cli.tools.mcp_hub import SEP, McpHub, McpUnavailable
 
 if TYPE_CHECKING:
-    from butler_cli.tools.mcp import McpHub
+    from pathlib import Path
+
+    from butler_cli.app.config.config import Config
+    from butler_cli.core.toolsets import Toolset
+    from butler_cli.policy.loader import LoadedPolicy
+    from butler_cli.tools.mcp_hub import McpServer
 
 
 def start_mcp(settings: Config, home: Path) -> McpHub | None:
@@ -17,9 +28,27 @@ def start_mcp(settings: Config, home: Path) -> McpHub | None:
     starts here: a server starts when its tools must be listed or one is called."""
     if not settings.mcp:
         return None
-    from butler_cli.tools.mcp import servers_from, shared_hub
-
     return shared_hub(servers_from(settings.mcp), home)
+
+
+def hub_toolsets(
+    hub: McpHub, policy: LoadedPolicy, protected: list[Path]
+) -> list[tuple[McpServer, Toolset]]:
+    """Each server's toolset, governed by ``policy``; the servers are hidden from the
+    ``protected`` files first (before any starts: they never see the gate's files)."""
+    hub.hide(protected)
+    return mcp_toolsets(hub, policy.classify, policy.governs)
+
+
+def unavailable(hub: McpHub, server: McpServer, tool: str) -> str | None:
+    """Why ``tool`` of ``server`` cannot be called now (its server did not start, or no
+    longer offers it), or None when it can."""
+    try:
+        if hub.fresh(server, tool.removeprefix(server.name + SEP)) is None:
+            return f"MCP server '{server.name}' no longer offers it"
+    except McpUnavailable as exc:
+        return str(exc)
+    return None
 
 
 @dataclass(frozen=True)
@@ -46,10 +75,6 @@ def mcp_states(settings: Config) -> list[McpServerState]:
     """Start every configured server (side by side, bounded), list its tools, refresh the
     cache, and say which tools wait for approval. Servers are hidden from the butler's files
     as in a run."""
-    from butler_cli.app.run.protected import protected_paths
-    from butler_cli.store.files import butler_home
-    from butler_cli.tools.mcp import hub_tools
-
     home = butler_home()
     hub = start_mcp(settings, home)
     if hub is None:

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from butler_cli.app.config.config import Config, config_path
+from butler_cli.core.errors import GateMoved
+from butler_cli.store.stored_keys import keyring_files, keys_path
 
 
 def protected_paths(
@@ -27,8 +29,6 @@ def protected_paths(
     The config file is listed as itself when it exists, else as the folder it would be written
     to (so a program cannot create one). Key files are listed when they exist.
     """
-    from butler_cli.store.stored_keys import keyring_files, keys_path
-
     config_file = config_file or config_path()
     keys_file = keys_path()  # the stored keys (`butler keys set`), or the folder they go in
     found: list[Path] = [
@@ -92,8 +92,6 @@ class GateWatch:
         self.seen = folder_identities(self.paths)
 
     def check(self) -> None:
-        from butler_cli.core.errors import GateMoved
-
         now = folder_identities(self.paths)
         for folder, seen in self.seen.items():
             if seen is not None and now.get(folder) != seen:  # made since: not a swap

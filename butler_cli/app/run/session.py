@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.app.config.config import Config, load_config, resolve_options
 from butler_cli.app.config.options import MODEL_ENV, RunOptions
-from butler_cli.app.run.instructions import Instructions
-from butler_cli.app.run.mcp_servers import start_mcp
+from butler_cli.app.run.instructions import Instructions, find
 from butler_cli.app.run.protected import GateWatch, policy_file_of, protected_paths
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
@@ -37,9 +36,10 @@ from butler_cli.memory.tools import MemoryTools
 from butler_cli.policy.loader import LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.providers import model_spec_of, resolve_model
-from butler_cli.store.files import butler_home
+from butler_cli.store.files import butler_home, read_no_follow
 from butler_cli.tools.loader import builtin_toolsets
 from butler_cli.tools.masking import MaskingToolbox
+from butler_cli.tools.redact import remember_secret
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from butler_cli.core.park import RunContext
     from butler_cli.core.provider import Provider
     from butler_cli.core.toolsets import Toolset
-    from butler_cli.tools.mcp import McpHub
+    from butler_cli.tools.mcp_hub import McpHub
 
 #: When set, every session built appends one line (its folder and policy) to the file this
 #: names: a test counts how often `serve` builds the config and policy (issue 23).
@@ -164,7 +164,7 @@ def open_session(
     instructions = _instructions(cwd, recorded)
     gate = _policy_sources(policy, policy_file)
     protected = protected_paths(home, gate, settings)
-    mcp = start_mcp(settings, home)
+    mcp = _start_mcp(settings, home)
     return Session(
         home,
         settings,
@@ -186,11 +186,18 @@ def open_session(
     )
 
 
+def _start_mcp(settings: Config, home: Path) -> McpHub | None:
+    """The process's MCP hub when the config names a server: only then is MCP code loaded."""
+    if not settings.mcp:
+        return None
+    from butler_cli.app.run.mcp_servers import start_mcp
+
+    return start_mcp(settings, home)
+
+
 def _instructions(cwd: Path, recorded: RunContext | None) -> Instructions:
     """Read once, like the block: a resumed park sends the instructions it was sent."""
     if recorded is None or recorded.instructions is None:
-        from butler_cli.app.run.instructions import find
-
         return find(cwd)
     return Instructions((), recorded.instructions)
 
@@ -256,10 +263,9 @@ def _toolbox(
 ) -> MaskingToolbox:
     mcp_sets: list[Toolset] = []
     if mcp is not None:
-        from butler_cli.tools.mcp import mcp_toolsets
+        from butler_cli.app.run.mcp_servers import hub_toolsets
 
-        mcp.hide(protected)  # before any server starts: they never see the gate's files
-        mcp_sets = [t for _, t in mcp_toolsets(mcp, policy.classify, policy.governs)]
+        mcp_sets = [t for _, t in hub_toolsets(mcp, policy, protected)]
     toolbox = MaskingToolbox(
         [
             MemoryTools(memory).toolset(),
@@ -282,9 +288,6 @@ def _toolbox(
 def remember_park_key(home: Path) -> None:
     """The park key is a secret like any other: masked in every result (an MCP server or a
     program that could read the home returns it as ``****``) and every line shown."""
-    from butler_cli.store.files import read_no_follow
-    from butler_cli.tools.redact import remember_secret
-
     # none yet (made at the first park), or unreadable (reported when it is used); the name
     # is store.key.KEY_FILE, not imported here: that module loads `random` for a run that
     # may never park

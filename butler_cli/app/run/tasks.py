@@ -4,11 +4,13 @@ the chat's decision on a park made elsewhere and the inbox's click (``resume_par
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
+from butler_cli.app.parks.approvals import exact_grant, keepable
 from butler_cli.app.parks.decisions import RoundAnswer, decision_for, hold
 from butler_cli.app.run.butler import Butler, ObserverFactory
 from butler_cli.app.run.report import TaskReport
@@ -16,6 +18,7 @@ from butler_cli.app.run.session import Sessions
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
+from butler_cli.memory.capture import Consolidated, consolidate
 from butler_cli.store.files import butler_home
 
 if TYPE_CHECKING:
@@ -86,8 +89,6 @@ def resume_park(
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
     """
-    from contextlib import ExitStack
-
     from butler_cli.store.parks import ParkStore
 
     home = sessions.home if sessions is not None else butler_home()
@@ -103,8 +104,6 @@ def resume_park(
             butler = closing.enter_context(butler_for_park(state, opts, home, sessions=sessions))
             report = butler.decide(held, decisions, observer)
             if keep:
-                from butler_cli.app.parks.approvals import exact_grant, keepable
-
                 for cid, decision in decisions.items():
                     if decision.approved and keepable(state, cid):
                         butler.keep_approval(exact_grant(state, cid), state, cid)
@@ -128,3 +127,10 @@ def butler_for_park(
         return Butler.build(opts, cwd=cwd, home=home, grants=grants, recorded=state.context)
     session = sessions.lend(opts, cwd, state.context)
     return Butler(session, grants, release=sessions.give_back)
+
+
+def consolidate_memory(model: str | None, profile: str | None) -> Consolidated | None:
+    """`butler memory consolidate`: older captured turns folded into one remembered profile,
+    summarized by the model on a butler of its own; None when there is nothing to fold."""
+    with Butler.build(RunOptions(model=model, profile=profile)) as butler:
+        return consolidate(butler.memory, butler.summarize)

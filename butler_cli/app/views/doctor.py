@@ -9,6 +9,7 @@ from typing import Any
 
 from butler_cli.app.config.config import config_path, load_config, resolve_options
 from butler_cli.app.config.options import RunOptions
+from butler_cli.app.run.instructions import CAP, NAMES, find
 from butler_cli.app.run.protected import policy_file_of, protected_paths
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
@@ -58,8 +59,6 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
 
 def instruction_files(cwd: Path) -> list[dict[str, Any]]:
     """The project instructions a task here is sent: each file, its length, what was kept."""
-    from butler_cli.app.run.instructions import CAP, find
-
     return [
         {"path": f.path, "characters": f.characters, "kept": f.kept, "cap": CAP}
         for f in find(cwd).files
@@ -68,8 +67,6 @@ def instruction_files(cwd: Path) -> list[dict[str, Any]]:
 
 def instruction_lines(files: list[dict[str, Any]]) -> list[str]:
     """What `doctor` and the chat's `/context` say of the project instructions."""
-    from butler_cli.app.run.instructions import CAP, NAMES
-
     if not files:
         return [
             f"project instructions: none ({' or '.join(NAMES)} in this folder or above it, "

@@ -10,6 +10,7 @@ from butler_cli.app.config.options import RunOptions
 from butler_cli.app.run.protected import protected_paths
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.gate import default_decision
+from butler_cli.core.notices import notice
 from butler_cli.core.toolsets import Toolset
 from butler_cli.memory.store import DEFAULT_PROFILE, open_memory
 from butler_cli.memory.tools import MemoryTools
@@ -74,20 +75,17 @@ def not_offered() -> list[str]:
 def mcp_sources(policy: LoadedPolicy) -> list[tuple[str, Toolset]]:
     """The MCP servers' toolsets, governed as in a run; a server that could not be listed is
     named in a notice."""
-    from butler_cli.app.run.mcp_servers import start_mcp
-    from butler_cli.core.notices import notice
-    from butler_cli.tools.mcp import mcp_toolsets
-
     config = load_config()
+    if not config.mcp:
+        return []
+    from butler_cli.app.run.mcp_servers import hub_toolsets, start_mcp
+
     home = butler_home()
     hub = start_mcp(config, home)
     if hub is None:
         return []
-    hub.hide(protected_paths(home, list(policy.files), config))
-    found = [
-        (f"mcp {server.name}", t)
-        for server, t in mcp_toolsets(hub, policy.classify, policy.governs)
-    ]
+    protected = protected_paths(home, list(policy.files), config)
+    found = [(f"mcp {server.name}", t) for server, t in hub_toolsets(hub, policy, protected)]
     for name, problem in hub.failures.items():
         notice(f"MCP server '{name}' did not start ({problem}); its tools are not listed")
     return found

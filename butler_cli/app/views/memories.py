@@ -8,7 +8,6 @@ from pathlib import Path
 
 from butler_cli.core.errors import UsageError
 from butler_cli.memory.capture import Consolidated
-from butler_cli.memory.capture import consolidate as fold
 from butler_cli.memory.entries import KINDS, coerce_importance, recall_line
 from butler_cli.memory.entries import Entry as Entry
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, UnknownMemory, open_memory
@@ -89,8 +88,6 @@ def block(profile: str | None) -> str:
 def consolidate(model: str | None, profile: str | None) -> Consolidated | None:
     """Fold older captured turns into one remembered profile, the model summarizing; None when
     there is nothing to fold. A failure changes nothing."""
-    from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.run.butler import Butler  # a model and its provider: only here
+    from butler_cli.app.run.tasks import consolidate_memory  # a butler: only this command
 
-    butler = Butler.build(RunOptions(model=model, profile=profile))
-    return fold(butler.memory, butler.summarize)
+    return consolidate_memory(model, profile)

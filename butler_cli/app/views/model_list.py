@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from butler_cli.app.config.config import load_config
 from butler_cli.core.errors import ButlerError, UsageError
+from butler_cli.providers import REMOTE, resolve_model
 from butler_cli.store.files import butler_home, write_atomic
 
 CACHE_FILE = "models-cache.json"
@@ -28,8 +29,6 @@ class Offered:
 
 def offered(provider: str, base_url: str | None = None, refresh: bool = False) -> Offered:
     """The models ``provider`` lists, from the cache when it is younger than CACHE_SECONDS."""
-    from butler_cli.providers import REMOTE, resolve_model
-
     kinds = {k.name: k for k in REMOTE}
     kind = kinds.get(provider)
     if kind is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.views.inventory import offline_toolsets
+from butler_cli.app.views.inventory import not_offered, offline_toolsets
 from butler_cli.core.errors import UsageError
 from butler_cli.core.gate import default_title
 from butler_cli.core.toolsets import Toolbox
@@ -32,8 +32,6 @@ class Checker:
     def verdict(self, tool: str, args: dict[str, Any]) -> Verdict | None:
         """The gate's verdict (guard, policy, default), or None for a benign tool."""
         if self.toolbox.owner(tool) is None:
-            from butler_cli.app.views.inventory import not_offered
-
             why = [line for line in not_offered() if line.startswith(f"{tool} ")]
             raise UsageError(why[0] if why else f"no tool named '{tool}'; see `butler tools list`")
         gate = self.toolbox.gate_for(tool)
