@@ -236,7 +236,6 @@ LOCAL_DEBT = {
     "cli/tools.py",
     "providers/__init__.py",
     "providers/anthropic_messages.py",
-    "providers/remote.py",
     "repl/commands.py",
     "repl/markup.py",
     "repl/session.py",
