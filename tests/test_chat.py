@@ -281,6 +281,31 @@ def test_a_bad_plugin_section_stops_the_chat_before_any_turn(
     assert child.exitstatus == 2 and "Traceback" not in child.before
 
 
+def test_leaving_a_chat_whose_butler_cannot_be_built_says_why(butler_home, workdir, script) -> None:
+    """Ctrl-D right after the first prompt waits for the build, and a build that failed stops
+    the chat as a first line would: one line naming the problem, exit 2 — not a goodbye that
+    blames memory consolidation with exit 0."""
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "config.toml").write_text('[smtp]\nport = "x"\n', encoding="utf-8")
+    child = spawn_butler([], butler_home, workdir, BUTLER_MODEL=script({"text": "hi there"}))
+    child.expect("you ›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "smtp.port must be a whole number" in child.before
+    assert "consolidation" not in child.before and "Traceback" not in child.before
+    assert child.exitstatus == 2
+
+
+def test_every_listed_slash_command_does_something() -> None:
+    """The completer's list (made before the first prompt) and what runs (after it) are two
+    tables: a command listed but not run, or run but never listed, fails here."""
+    from butler_cli.repl.commands import RUN
+    from butler_cli.repl.slash import LISTED
+
+    assert list(RUN) == list(LISTED)
+
+
 def test_multi_line_entry_and_slash_completion(butler_home, workdir, script) -> None:
     child = spawn(["chat", "--model", script({"text": "got both lines"})], butler_home, workdir)
     child.send("line one")

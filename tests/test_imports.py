@@ -158,7 +158,11 @@ def test_core_imports_nothing_of_the_butler_but_core() -> None:
 #: module, where it shows the real graph. A key matches the module and its submodules.
 LAZY = {
     # the edges of the program
-    "butler_cli.repl": "the chat: only plain `butler`, `chat` and `demo` open it",
+    "butler_cli.repl.start": "the chat: only plain `butler`, `chat` and `demo` open it",
+    "butler_cli.repl.turns": "the chat past its first prompt (the butler, turns, rich): built "
+    "on a thread once the prompt is up",
+    "butler_cli.repl.recap": "`chat -c`'s recap before the prompt: the plain chat opens no "
+    "conversation store",
     "butler_cli.serve": "the browser inbox, only `butler serve`",
     "butler_cli.schedule": "the scheduler, only `butler schedule` and `serve`",
     # third-party libraries a command may never need
@@ -236,10 +240,6 @@ LOCAL_DEBT = {
     "cli/tools.py",
     "providers/__init__.py",
     "providers/anthropic_messages.py",
-    "repl/commands.py",
-    "repl/markup.py",
-    "repl/session.py",
-    "repl/start.py",
     "tools/mcp_cache.py",
     "tools/mcp_content.py",
     "tools/mcp_hub.py",

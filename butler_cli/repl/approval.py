@@ -14,6 +14,7 @@ and a panel taller than the screen is paged (``butler_cli.ui.pager``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -21,11 +22,13 @@ from butler_cli.app.chat.chat import Answer
 from butler_cli.app.parks.approvals import exact_grant
 from butler_cli.app.parks.parks import PendingApproval, pending_approval
 from butler_cli.core.grants import Grant
-from butler_cli.core.park import ParkState
 from butler_cli.ui.approval import fold, panel
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.pager import page
 from butler_cli.ui.text import visible
+
+if TYPE_CHECKING:  # a park's pydantic models: a chat whose turns never park loads none
+    from butler_cli.core.park import ParkState
 
 __all__ = ["ask", "fold", "panel", "show"]
 

@@ -8,20 +8,20 @@ from typing import TYPE_CHECKING
 from butler_cli.app.chat import compaction
 from butler_cli.app.views.doctor import instruction_lines
 from butler_cli.core.errors import ButlerError
-from butler_cli.repl.markup import escape
+from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
-    from butler_cli.repl.session import ChatRepl
+    from butler_cli.repl.turns import Chat
 
 UNDO_NOTE = "what it did stays done: files it wrote, commands it ran, mail it sent are not undone"
 
 
-def context(repl: ChatRepl, arg: str) -> None:
+def context(chat: Chat, arg: str) -> None:
     """What each request carries: the memory block (first, the same all session), the project
     instructions, the conversation, and the model's window when it is known."""
-    butler = repl.butler
-    conversation = repl.conversation
+    butler = chat.butler
+    conversation = chat.conversation
     files = [
         {"path": f.path, "characters": f.characters, "kept": f.kept}
         for f in butler.instructions.files
@@ -42,34 +42,34 @@ def context(repl: ChatRepl, arg: str) -> None:
         ),
     ]
     for line in lines:
-        repl.console.out(visible(line), highlight=False)
+        chat.console.out(visible(line), highlight=False)
 
 
-def compact(repl: ChatRepl, arg: str) -> None:
+def compact(chat: Chat, arg: str) -> None:
     try:
-        folded = repl.conversation.compact("as asked")
+        folded = chat.conversation.compact("as asked")
     except ButlerError as exc:
-        repl.console.print(f"[red]butler:[/red] {escape(exc.message)} — nothing was compacted")
+        chat.console.print(f"[red]butler:[/red] {escape(exc.message)} — nothing was compacted")
         return
     if not folded:
-        repl.console.print("Nothing to compact yet: the last turns are always kept whole.")
+        chat.console.print("Nothing to compact yet: the last turns are always kept whole.")
 
 
-def undo(repl: ChatRepl, arg: str) -> None:
-    words = repl.conversation.undo()
+def undo(chat: Chat, arg: str) -> None:
+    words = chat.conversation.undo()
     if words is None:
-        repl.console.print("No turn to take back.")
+        chat.console.print("No turn to take back.")
         return
     shown = visible(" ".join(words.split()))
     shown = shown if len(shown) <= 60 else shown[:59] + "…"
-    repl.console.out(f'Took back your last turn ("{shown}"); {UNDO_NOTE}.', highlight=False)
+    chat.console.out(f'Took back your last turn ("{shown}"); {UNDO_NOTE}.', highlight=False)
 
 
-def retry(repl: ChatRepl, arg: str) -> None:
+def retry(chat: Chat, arg: str) -> None:
     """The last turn taken back and sent again (its tools ask again as they would)."""
-    words = repl.conversation.undo()
+    words = chat.conversation.undo()
     if words is None:
-        repl.console.print("No turn to retry.")
+        chat.console.print("No turn to retry.")
         return
-    repl.console.print(f"Retrying your last turn; {UNDO_NOTE} by the first try.")
-    repl.send(words)
+    chat.console.print(f"Retrying your last turn; {UNDO_NOTE} by the first try.")
+    chat.send(words)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from butler_cli.app.config.options import RunOptions
+from butler_cli.app.config.config_file import MODEL_ENV, chosen_options
+from butler_cli.app.config.home import home_dir
+from butler_cli.core.errors import UsageError
+from butler_cli.repl.session import ChatRepl, Flags
 
 DEMO_BANNER = (
     "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
@@ -18,8 +20,6 @@ def demo_model() -> str:
     # The package's own folder, not importlib.resources (which loads zipfile, ~10 ms before
     # the first prompt): the butler is installed as files, never run from a zip. Found from
     # this file, so butler_cli.demo is not imported before the prompt either.
-    import os
-
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return f"scripted:{os.path.join(package, 'demo', 'demo.json')}"
 
@@ -36,11 +36,6 @@ def start_chat(
     model_options: dict[str, int | float] | None = None,
     continuing: tuple[bool, str | None] = (False, None),
 ) -> None:
-    from butler_cli.app.config.config_file import MODEL_ENV, chosen_options
-    from butler_cli.app.config.home import home_dir
-    from butler_cli.core.errors import UsageError
-    from butler_cli.repl.session import ChatRepl
-
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
     # Resolved here for the first line and a missing model, from the config file checked into
@@ -55,15 +50,18 @@ def start_chat(
     if not shown["model"]:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
 
-    def flags() -> RunOptions:
-        from butler_cli.app.config.options import RunOptions
-
-        # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for
-        # `run`).
-        return RunOptions(
-            model, policy, system, max_rounds, True, profile, policy_file, base_url, model_options
-        )
-
+    # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
+    flags: Flags = (
+        model,
+        policy,
+        system,
+        max_rounds,
+        True,
+        profile,
+        policy_file,
+        base_url,
+        model_options,
+    )
     chat = ChatRepl(
         flags, home_dir(), banner, continuing=continuing, shown=(shown["model"], shown["policy"])
     )

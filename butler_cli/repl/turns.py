@@ -1,0 +1,198 @@
+"""The chat past its first prompt: the butler (model, policy, tools, memory), a turn and what
+it shows, the approval prompt, the slash commands' work — and rich, which draws all of it.
+
+:mod:`butler_cli.repl.session` draws the first prompt without any of this: it imports this
+module once, on the thread that builds the butler while the person types (a named lazy edge in
+tests/test_imports.py), and hands it every line from the first one on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prompt_toolkit import PromptSession
+from rich.console import Console
+
+from butler_cli.app.chat.chat import Answer, Conversation
+from butler_cli.app.chat.conversations import Record, find, recap
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.parks.decisions import RoundAnswer, load_park
+from butler_cli.app.parks.parks import waiting_parks
+from butler_cli.app.run.butler import Butler
+from butler_cli.app.run.report import TaskReport
+from butler_cli.core.errors import ButlerError
+from butler_cli.core.grants import GrantBook
+from butler_cli.core.loop import CUT_MARKER
+from butler_cli.repl import approval
+from butler_cli.repl.comforts import AttachRefused, Tally, attach, turn_usage
+from butler_cli.repl.commands import dispatch
+from butler_cli.repl.input import answer_input
+from butler_cli.repl.progress import ChatProgress, Wrapped
+from butler_cli.ui.console import out
+from butler_cli.ui.markup import markdown
+from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.text import visible
+
+if TYPE_CHECKING:
+    from butler_cli.core.park import ParkState
+    from butler_cli.repl.session import Flags
+
+
+class Chat:
+    """One person's chat session once its butler is built: each line goes to :meth:`line`."""
+
+    def __init__(self, butler: Butler, conversation: Conversation) -> None:
+        self.butler = butler
+        self.conversation = conversation
+        self.console: Console = out()
+        self.progress = ChatProgress(self.console)
+        #: Tokens spent this session, for /cost.
+        self.tally = Tally()
+        self.running = True  # /exit ends it
+        self._answers: PromptSession[str] | None = None  # made on the first approval
+
+    @staticmethod
+    def resume_ids(home: str) -> list[tuple[str, str]]:
+        """The parks `/resume` takes, for completion, each with its tool and task
+        (neutralised): read from the home, so they complete before the butler is built."""
+        summaries, _ = waiting_parks(Path(home))
+        return [(s.id, visible(f"{s.tool} · {s.task}")) for s in summaries]
+
+    @classmethod
+    def build(cls, flags: Flags, saved: Record | None = None) -> Chat:
+        """The butler the chat's flags make (the rest resolved as `butler run` resolves it),
+        and its conversation — carrying on ``saved`` (`chat -c` / `--conversation`)."""
+        opts = RunOptions(*flags)
+        butler = Butler.build(opts, grants=GrantBook())  # grants live in this session only
+        client = getattr(butler.provider, "client", None)
+        if callable(client):
+            client()  # import the provider's SDK now, while the person is still typing
+        conversation = Conversation(butler, opts)
+        if saved is not None:
+            conversation.adopt(saved)
+        return cls(butler, conversation)
+
+    def line(self, text: str) -> bool:
+        """One line the person sent: a slash command or a turn. False once they asked to
+        leave (/exit)."""
+        if text.lstrip().startswith("/"):
+            dispatch(self, text)
+        else:
+            self.turn(text)
+        return self.running
+
+    def argument_ids(self, command: str) -> list[tuple[str, str]]:
+        """The ids `/forget` and `/continue` take, for completion, each with what it is (a
+        memory's text, a conversation's task; neutralised)."""
+        if command == "/forget":
+            return [(e.id, visible(e.text)) for e in self.butler.memory.entries()]
+        if command == "/continue":
+            return [(c.id, visible(c.title)) for c in self.butler.conversations.recent(50)]
+        return []
+
+    def continue_saved(self, given: str) -> None:
+        """`/continue ID`: this session carries on that conversation."""
+        try:
+            record = find(self.butler.conversations, given, str(self.butler.cwd))
+        except ButlerError as exc:
+            self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
+            return
+        assert record is not None  # an id was given
+        self.conversation.adopt(record)
+        for line in recap(record):
+            self.console.out(visible(line), highlight=False)
+
+    def leave(self) -> None:
+        """Ctrl-D or /exit: past the threshold the session's turns are consolidated (C2; a
+        failure changes nothing), the butler is closed (its MCP servers, its memory database)."""
+        try:
+            absorbed = self.conversation.consolidate_if_due()
+            if absorbed is not None:
+                self.console.print(f"Folded {absorbed} older turns into your profile memory.")
+        except (ButlerError, KeyboardInterrupt) as exc:
+            message = exc.message if isinstance(exc, ButlerError) else "interrupted"
+            self.console.print(f"Memory consolidation skipped: {escape(message)}")
+        with contextlib.suppress(ButlerError):
+            self.butler.close()
+        self.console.print("Goodbye.")
+
+    def ask(self, state: ParkState) -> Answer | dict[str, Answer] | None:
+        if self._answers is None:
+            self._answers = answer_input()
+        return approval.ask(self.console, self._answers.prompt, state)
+
+    def turn(self, text: str) -> None:
+        try:
+            prompt = attach(self, text)
+        except AttachRefused as exc:
+            self.console.out(f"{exc} — nothing was sent", highlight=False)
+            return
+        self.send(text, prompt if prompt != text else None)
+
+    def send(self, text: str, prompt: str | None = None) -> None:
+        """Send one turn and show what came of it: ``text`` as typed (the task a park, a
+        title and a hook see), ``prompt`` what the model is sent when files are attached."""
+        conversation = self.conversation
+        conversation.say = lambda line: self.console.out(visible(line), highlight=False)
+        try:
+            report = conversation.send(text, self.ask, self.progress, prompt)
+        except KeyboardInterrupt:
+            self.interrupted()
+            return
+        except ButlerError as exc:
+            self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
+            return
+        self.render(report)
+
+    def interrupted(self) -> None:
+        """Ctrl-C in a turn: say what was cut short, and that nothing more runs for it."""
+        progress = self.progress
+        progress.stop()
+        running = progress.running
+        if running:
+            progress.forget_running()
+            said = (
+                f"{running[0]} was interrupted; it may have partly run"
+                if len(running) == 1
+                else f"{', '.join(running)} were interrupted; they may have partly run"
+            )
+            self.console.out(f"stopped: {said}", highlight=False)
+        self.console.print("[yellow]cancelled[/yellow] — nothing more will run for that turn")
+
+    def resume(self, given_id: str) -> None:
+        """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
+        try:
+            state = load_park(given_id)
+            if state.status == "pending":
+                report = TaskReport(task=state.context.task, status="parked", park_id=state.id)
+            else:  # decided but unfinished: recover; finished: refused with a clear line
+                report = self.conversation.resume(state.id, RoundAnswer(None), self.progress)
+            report = self.conversation.decide(report, self.ask, self.progress)
+        except KeyboardInterrupt:
+            self.interrupted()
+            return
+        except ButlerError as exc:
+            self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
+            return
+        self.render(report)
+
+    def render(self, report: TaskReport) -> None:
+        self.progress.stop()
+        shown = self.progress.streamed  # already rendered as it streamed
+        if report.text and report.status != "parked" and not shown:
+            self.console.print(Wrapped(markdown(report.text)))
+        if shown and report.stop_reason == "max_tokens":  # streamed without the marker
+            self.console.out(CUT_MARKER, highlight=False)
+        for used in report.usage:
+            if not used.known or used.input_tokens or used.output_tokens:
+                self.tally.add(self.butler.model_spec, used)
+        line = turn_usage(report.usage)
+        if line is not None:
+            self.console.print(f"[dim]{line}[/dim]")
+        if report.status == "failed":
+            self.console.print(f"[red]failed:[/red] {escape(report.error or 'unknown error')}")
+        elif report.status == "limit":
+            self.console.print("[yellow]stopped at the round limit[/yellow]")
+        self.console.print()  # a blank line sets each turn apart from the next
