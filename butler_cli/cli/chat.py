@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+from butler_cli.cli.option_pairs import ModelOption, model_options
 from butler_cli.cli.options import (
     BaseUrl,
     ContinueLast,
     Conversation,
     MaxRounds,
     Model,
-    ModelOption,
     Policy,
     PolicyFile,
     Profile,
     System,
-    model_options,
 )
+from butler_cli.repl.start import DEMO_BANNER, demo_model, start_chat
 
 
 def chat(
@@ -32,8 +32,6 @@ def chat(
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
     n deny (with a note), l later (stays parked), d details, s approve for the session.
     Every chat is saved as a conversation: `butler log` lists them."""
-    from butler_cli.repl.start import start_chat
-
     start_chat(
         model,
         policy,
@@ -49,6 +47,4 @@ def chat(
 
 def demo(policy: Policy = None, profile: Profile = None, policy_file: PolicyFile = None) -> None:
     """The offline demo: the chat on a bundled scripted conversation, no API key needed."""
-    from butler_cli.repl.start import DEMO_BANNER, demo_model, start_chat
-
     start_chat(demo_model(), policy, profile=profile, policy_file=policy_file, banner=DEMO_BANNER)

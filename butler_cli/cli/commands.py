@@ -12,16 +12,14 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from difflib import get_close_matches
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 import typer
 import typer.main
-from typer.core import TyperGroup
+from click.shell_completion import CompletionItem
+from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo, TyperInfo
-
-if TYPE_CHECKING:
-    from click.shell_completion import CompletionItem
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class Entry:
     attr: str
     #: The first sentence of its help, as ``butler --help`` lists it.
     help: str
-    #: Takes ``-o KEY VALUE`` (see :mod:`butler_cli.cli.option_pairs`).
+    #: Takes ``-o KEY VALUE`` (parsed by :class:`PairedOptions`).
     paired: bool = False
 
 
@@ -58,7 +56,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "pending": Entry(_CLI + "parks", "pending", "List parks awaiting a decision."),
     "show": Entry(
-        _CLI + "parks",
+        _CLI + "show",
         "show",
         "Show one park in full: status, approval, calls, verdicts, decision, results, messages.",
     ),
@@ -142,12 +140,7 @@ def load(name: str, entry: Entry) -> click.Command:
             rich_markup_mode=None,
             suggest_commands=not _CLICK_SUGGESTS,
         )
-    cls = None
-    if entry.paired:
-        from butler_cli.cli.option_pairs import PairedOptions
-
-        cls = PairedOptions
-    info = CommandInfo(name=name, cls=cls, callback=target)
+    info = CommandInfo(name=name, cls=PairedOptions if entry.paired else None, callback=target)
     return typer.main.get_command_from_info(
         info, pretty_exceptions_short=True, rich_markup_mode=None
     )
@@ -189,8 +182,6 @@ class LazyGroup(TyperGroup):
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
         """Command names from the table (with click's short help), then the options."""
-        from click.shell_completion import CompletionItem
-
         results = [
             CompletionItem(name, help=_short(name, 45))
             for name in COMMANDS
@@ -198,6 +189,36 @@ class LazyGroup(TyperGroup):
         ]
         results.extend(click.Command.shell_complete(self, ctx, incomplete))
         return results
+
+
+FLAGS = ("-o", "--option")
+
+
+def join_pairs(args: list[str]) -> list[str]:
+    """``["-o", "temperature", "0.2", "task"]`` → ``["-o", "temperature=0.2", "task"]``."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return out + args[i:]
+        if arg in FLAGS and i + 2 < len(args) and "=" not in args[i + 1]:
+            out += [arg, f"{args[i + 1]}={args[i + 2]}"]
+            i += 3
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+class PairedOptions(TyperCommand):
+    """A command whose ``-o`` takes KEY VALUE (or KEY=VALUE), repeatable, which typer cannot
+    declare: each ``-o KEY VALUE`` is joined into ``-o KEY=VALUE`` before click sees it
+    (``KEY=VALUE`` itself is taken as it is). Nothing after ``--`` is touched. The values are
+    checked by :func:`butler_cli.cli.option_pairs.model_options`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, join_pairs(args))
 
 
 #: Set in the context when `butler "TASK"` stands for `butler run "TASK"`.

@@ -10,6 +10,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from typer._completion_shared import get_completion_script
+
+from butler_cli.app.config.home import park_ids as ids
+from butler_cli.cli.entry import COMPLETE_VAR
+from butler_cli.core.errors import UsageError
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -28,11 +33,6 @@ def completion(
     """Print the completion script for SHELL. Load it now with
     `eval "$(butler completion bash)"` (zsh alike; fish: `butler completion fish | source`),
     or let `butler --install-completion` add it to your shell's start-up file."""
-    from typer._completion_shared import get_completion_script
-
-    from butler_cli.cli.entry import COMPLETE_VAR
-    from butler_cli.core.errors import UsageError
-
     if shell not in SHELLS:
         raise UsageError(f"no completion for {shell!r}: choose one of {', '.join(SHELLS)}")
     typer.echo(get_completion_script(prog_name="butler", complete_var=COMPLETE_VAR, shell=shell))
@@ -40,13 +40,9 @@ def completion(
 
 def park_ids(incomplete: str) -> list[str]:
     """Ids of parks awaiting a decision that start with what is typed."""
-    from butler_cli.app.config.home import park_ids as ids
-
     return ids(incomplete, done=False)
 
 
 def any_park_ids(incomplete: str) -> list[str]:
     """Ids of every park, decided ones too (for ``butler show``)."""
-    from butler_cli.app.config.home import park_ids as ids
-
     return ids(incomplete, done=True)

@@ -6,7 +6,12 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.app.config.config import config_path, load_config
+from butler_cli.app.config.config_edit import edit as edit_file
+from butler_cli.app.config.config_edit import get_value, set_value, unset_value
 from butler_cli.app.config.settings import KEY_HELP
+from butler_cli.app.views.provider_list import providers as listed
+from butler_cli.cli import render
 from butler_cli.cli.options import Json, MaxRounds, Model, Policy, System
 
 app = typer.Typer(
@@ -20,8 +25,6 @@ app = typer.Typer(
 @app.command("path")
 def path() -> None:
     """Where the config file is (it may not exist yet)."""
-    from butler_cli.app.config.config import config_path
-
     print(config_path())
 
 
@@ -30,10 +33,6 @@ def show(json_out: Json = False) -> None:
     """The settings in effect from the file, each plug-in section's values (from its
     variable, the file or its default), and for each provider whether its key is set (keys
     themselves are never shown)."""
-    from butler_cli.app.config.config import config_path, load_config
-    from butler_cli.app.views.provider_list import providers as listed
-    from butler_cli.cli import render
-
     config = load_config()
     shown = {"env": "****", "stored": "**** (stored)", "unset": "not set", "none": "none needed"}
     providers = {
@@ -76,8 +75,6 @@ def set_(
 ) -> None:
     """Set one setting in the config file (its comments are kept). A malformed file is
     refused, never rewritten; a value that would break it is refused too."""
-    from butler_cli.app.config.config_edit import set_value
-
     written = set_value(key, value)
     print(f"{key} set in {written}")
 
@@ -85,8 +82,6 @@ def set_(
 @app.command("unset")
 def unset(key: Annotated[str, typer.Argument(help="The setting to remove from the file.")]) -> None:
     """Remove one setting from the config file, so the default (or the environment) applies."""
-    from butler_cli.app.config.config_edit import unset_value
-
     written = unset_value(key)
     print(f"{key} removed from {written}")
 
@@ -102,9 +97,6 @@ def get(
 ) -> None:
     """The value a command would use for KEY and where it comes from: flag, env (which
     variable), file or default. Give the flags a command would get to see them win."""
-    from butler_cli.app.config.config_edit import get_value
-    from butler_cli.cli import render
-
     flags = {"model": model, "policy": policy, "max_rounds": max_rounds, "system": system}
     found = get_value(key, flags)
     if json_out:
@@ -120,7 +112,5 @@ def get(
 def edit() -> None:
     """Open the config file in $EDITOR, then check it: a broken file is reported (exit 2)
     and left as you wrote it."""
-    from butler_cli.app.config.config_edit import edit as edit_file
-
     written = edit_file()
     print(f"{written} is valid")

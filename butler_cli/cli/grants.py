@@ -6,7 +6,12 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.app.config.home import home
+from butler_cli.app.parks.approvals import list_kept
+from butler_cli.app.parks.approvals import revoke as revoke_kept
+from butler_cli.cli import render
 from butler_cli.cli.options import Json
+from butler_cli.ui.text import visible
 
 app = typer.Typer(
     name="grants",
@@ -21,11 +26,6 @@ app = typer.Typer(
 @app.command("list")
 def list_(json_out: Json = False) -> None:
     """Every kept approval, numbered: the tool, the folder, and exactly what it covers."""
-    from butler_cli.app.config.home import home
-    from butler_cli.app.parks.approvals import list_kept
-    from butler_cli.cli import render
-    from butler_cli.ui.text import visible
-
     kept = list_kept(home())
     if json_out:
         render.print_json(
@@ -55,9 +55,5 @@ def revoke(
     number: Annotated[int, typer.Argument(help="The approval's number in `butler grants list`.")],
 ) -> None:
     """Take back one kept approval: the next such call asks again."""
-    from butler_cli.app.config.home import home
-    from butler_cli.app.parks.approvals import revoke as revoke_kept
-    from butler_cli.ui.text import visible
-
     gone = revoke_kept(home(), number)
     print(visible(f"Revoked {number}: {gone.grant.describe()} in {gone.folder}"))

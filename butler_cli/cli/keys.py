@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import getpass
 import sys
 from typing import Annotated
 
 import typer
+
+from butler_cli.app.views.keys import check_name, key_names, remove_key, store_key
 
 app = typer.Typer(
     name="keys",
@@ -22,12 +25,8 @@ Name = Annotated[
 @app.command("set")
 def set_(name: Name) -> None:
     """Store a key: typed at a prompt that does not echo it, or piped on standard input."""
-    from butler_cli.app.views.keys import check_name, store_key
-
     check_name(name)
     if sys.stdin.isatty():
-        import getpass
-
         value = getpass.getpass(f"Key for {name} (not shown): ")
     else:
         value = sys.stdin.read()
@@ -38,8 +37,6 @@ def set_(name: Name) -> None:
 @app.command("list")
 def list_() -> None:
     """The names of the stored keys (never a value)."""
-    from butler_cli.app.views.keys import key_names
-
     for name in key_names():
         print(name)
 
@@ -47,7 +44,5 @@ def list_() -> None:
 @app.command("remove")
 def remove(name: Name) -> None:
     """Forget a stored key."""
-    from butler_cli.app.views.keys import remove_key
-
     remove_key(name)
     print(f"{name} removed")

@@ -12,7 +12,10 @@ from typing import Annotated, Any
 
 import typer
 
+from butler_cli.app.chat.conversations import load, recent
 from butler_cli.cli.options import Json
+from butler_cli.core.errors import UsageError
+from butler_cli.ui.conversations import conversation_lines, summary_lines
 
 app = typer.Typer(
     name="log",
@@ -43,8 +46,6 @@ def log(
     `butler chat -c` carries on this folder's last one, `--conversation ID` any."""
     if ctx.invoked_subcommand is not None:
         return
-    from butler_cli.app.chat.conversations import recent
-    from butler_cli.core.errors import UsageError
 
     if number < 1:
         raise UsageError("-n must be at least 1")
@@ -52,8 +53,6 @@ def log(
     if json_out:
         _print_json([s.to_json() for s in found])
     elif found:
-        from butler_cli.ui.conversations import summary_lines
-
         sys.stdout.write("\n".join(summary_lines(found)) + "\n")
     else:
         sys.stdout.write("No conversations match.\n" if query else "No conversations yet.\n")
@@ -67,8 +66,6 @@ def show(
     json_out: Json = False,
 ) -> None:
     """Print one conversation whole: what was said, the tools called, its parks."""
-    from butler_cli.app.chat.conversations import load
-
     record = load(conversation_id)
     if json_out:
         _print_json(
@@ -79,7 +76,6 @@ def show(
             }
         )
         return
-    from butler_cli.ui.conversations import conversation_lines
 
     sys.stdout.write("\n".join(conversation_lines(record)) + "\n")
 

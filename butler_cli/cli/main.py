@@ -3,11 +3,15 @@ named in ``butler_cli.cli.commands`` and imported only when run."""
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
+import click
 import typer
 
-from butler_cli.cli.commands import LazyGroup
+from butler_cli import __version__
+from butler_cli.cli.commands import COMMANDS, LazyGroup, load
+from butler_cli.core.errors import ExitCode
 
 HELP = """A personal butler in the terminal. Sensitive actions (changing, deleting, sending,
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
@@ -32,8 +36,6 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from butler_cli import __version__
-
         typer.echo(f"butler {__version__}")
         raise typer.Exit()
 
@@ -50,6 +52,24 @@ def _root(
 ) -> None:
     """Plain `butler` opens the chat."""
     if ctx.invoked_subcommand is None:
-        from butler_cli.cli.chat import chat
+        ctx.invoke(load("chat", COMMANDS["chat"]))  # through the table, as `butler chat` is
 
-        chat()
+
+def run_app(as_json: bool, started: float) -> None:
+    """Run the app; with ``as_json``, click's own usage errors (an unknown option, a bad value)
+    become the same JSON error object as the butler's."""
+    if not as_json:
+        app()
+        return
+    try:
+        code = app(standalone_mode=False)
+    except click.ClickException as exc:
+        from butler_cli.cli.failure import json_error
+
+        json_error("usage", exc.format_message(), exc.exit_code, started)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        print("butler: aborted", file=sys.stderr)
+        sys.exit(ExitCode.FAILED)
+    sys.exit(code if isinstance(code, int) else 0)  # a command's own ExitCode, else OK

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import typer
 
+from butler_cli.app.config.config import config_path, load_config
+from butler_cli.app.run.mcp_servers import mcp_states
+from butler_cli.cli import render
 from butler_cli.cli.options import Json
+from butler_cli.core.errors import ExitCode
+from butler_cli.ui.text import visible
 
 app = typer.Typer(
     name="mcp",
@@ -29,14 +36,6 @@ def list_(json_out: Json = False) -> None:
     """Start each configured server (side by side, each bounded by its start_timeout), list
     its tools, refresh the tool cache, and say which tools wait for approval. Exits 1 when a
     server fails to start (its stderr is in the log file named)."""
-    from dataclasses import asdict
-
-    from butler_cli.app.config.config import config_path, load_config
-    from butler_cli.app.run.mcp_servers import mcp_states
-    from butler_cli.cli import render
-    from butler_cli.core.errors import ExitCode
-    from butler_cli.ui.text import visible
-
     config = load_config()
     if not config.mcp:
         if json_out:

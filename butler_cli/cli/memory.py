@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from butler_cli.app.views import memories
+from butler_cli.cli import render
 from butler_cli.cli.options import Json, Model, Profile
-from butler_cli.core.errors import ExitCode
+from butler_cli.core.errors import ExitCode, UsageError
+from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
     from butler_cli.app.views.memories import Entry
@@ -22,14 +25,10 @@ app = typer.Typer(
 
 
 def _print_entries(entries: list[Entry], as_json: bool) -> None:
-    from butler_cli.app.views.memories import line
-    from butler_cli.cli import render
-    from butler_cli.ui.text import visible
-
     if as_json:
         render.print_json([e.to_json() for e in entries])
     elif entries:
-        shown = visible("\n".join(line(e) for e in entries), lines=True)
+        shown = visible("\n".join(memories.line(e) for e in entries), lines=True)
         render.out().out(shown, highlight=False)
     else:
         render.out().out("No memories.")
@@ -44,9 +43,7 @@ def list_(
     json_out: Json = False,
 ) -> None:
     """Every memory in the profile, most important and newest first."""
-    from butler_cli.app.views.memories import listed
-
-    _print_entries(listed(kind, profile), json_out)
+    _print_entries(memories.listed(kind, profile), json_out)
 
 
 @app.command("search")
@@ -57,9 +54,7 @@ def search(
     json_out: Json = False,
 ) -> None:
     """Search memories the way the recall tool does."""
-    from butler_cli.app.views.memories import search as found
-
-    _print_entries(found(query, k, profile), json_out)
+    _print_entries(memories.search(query, k, profile), json_out)
 
 
 @app.command("add")
@@ -71,9 +66,7 @@ def add(
     profile: Profile = None,
 ) -> None:
     """Remember a fact (semantic). It joins the prompt from the next session on."""
-    from butler_cli.app.views.memories import add as remember
-
-    entry = remember(text, importance, profile)
+    entry = memories.add(text, importance, profile)
     print(f"Remembered as {entry.id} (importance {entry.importance}).")
 
 
@@ -85,9 +78,6 @@ def forget(
     profile: Profile = None,
 ) -> None:
     """Forget one memory by id, or --all of them (asks first)."""
-    from butler_cli.app.views import memories
-    from butler_cli.core.errors import UsageError
-
     if all_ == (entry_id is not None):
         raise UsageError("give one memory ID, or --all")
     if entry_id is not None:
@@ -115,12 +105,9 @@ def export(
     profile: Profile = None,
 ) -> None:
     """Print the profile's memory: JSON (for `import`) or Markdown (to read)."""
-    from butler_cli.app.views.memories import export as exported
-    from butler_cli.core.errors import UsageError
-
     if fmt not in ("json", "md"):
         raise UsageError("--format must be json or md")
-    print(exported(profile, markdown=fmt == "md"))
+    print(memories.export(profile, markdown=fmt == "md"))
 
 
 @app.command("import")
@@ -129,19 +116,14 @@ def import_(
     profile: Profile = None,
 ) -> None:
     """Add the memories of an export. A malformed file is refused whole: nothing is added."""
-    from butler_cli.app.views.memories import import_file
-
-    added, skipped = import_file(path, profile)
+    added, skipped = memories.import_file(path, profile)
     print(f"Imported {added} memories ({skipped} already there).")
 
 
 @app.command("show-block")
 def show_block(profile: Profile = None) -> None:
     """The frozen memory block as the next session will send it (controls shown, not run)."""
-    from butler_cli.app.views.memories import block
-    from butler_cli.ui.text import visible
-
-    print(visible(block(profile), lines=True))
+    print(visible(memories.block(profile), lines=True))
 
 
 @app.command("consolidate")
@@ -151,9 +133,7 @@ def consolidate(
 ) -> None:
     """Fold older captured turns into one remembered profile, using the model as summarizer.
     A failure changes nothing."""
-    from butler_cli.app.views.memories import consolidate as fold
-
-    done = fold(model, profile)
+    done = memories.consolidate(model, profile)
     if done is None:
         print("Nothing to consolidate.")
     else:

@@ -7,7 +7,12 @@ from typing import Annotated, Any
 
 import typer
 
+from butler_cli.app.config.config import load_config
+from butler_cli.app.views.model_list import offered
+from butler_cli.app.views.provider_list import providers as listed
+from butler_cli.cli import render
 from butler_cli.cli.options import BaseUrl, Json
+from butler_cli.ui.text import visible
 
 
 def models(
@@ -34,10 +39,6 @@ def models(
     if provider is not None:
         _offered(provider, base_url, refresh, json_out)
         return
-
-    from butler_cli.app.config.config import load_config
-    from butler_cli.app.views.provider_list import providers as listed
-    from butler_cli.cli import render
 
     config = load_config()
     where = {"env": "{} (env)", "stored": "{} (stored)", "unset": "{} (not set)"}
@@ -67,11 +68,6 @@ def models(
 
 
 def _offered(provider: str, base_url: str | None, refresh: bool, json_out: bool) -> None:
-    from butler_cli.app.config.config import load_config
-    from butler_cli.app.views.model_list import offered
-    from butler_cli.cli import render
-    from butler_cli.ui.text import visible
-
     found = offered(provider, base_url, refresh)
     aliases = {a: s for a, s in load_config().aliases.items() if s.startswith(provider + ":")}
     if json_out:

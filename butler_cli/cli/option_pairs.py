@@ -1,38 +1,39 @@
-"""`-o KEY VALUE`: a repeatable option of two words, which typer cannot declare.
+"""`-o KEY VALUE`: the model options of `chat`, `run` and `resume`, declared and checked.
 
-The commands that take model options parse their arguments through :class:`PairedOptions`,
-which joins each ``-o KEY VALUE`` into ``-o KEY=VALUE`` before click sees it (``KEY=VALUE``
-itself is taken as it is). Nothing after ``--`` is touched.
+The command table parses the pairs (:class:`butler_cli.cli.commands.PairedOptions` joins
+``-o KEY VALUE`` into ``-o KEY=VALUE``); this module declares the option and turns what was
+given into checked model options. Only the commands that take ``-o`` import it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from typer.core import TyperCommand
+import typer
 
-FLAGS = ("-o", "--option")
+from butler_cli.app.config.options import check_model_options
+from butler_cli.core.errors import UsageError
 
-
-def join_pairs(args: list[str]) -> list[str]:
-    """``["-o", "temperature", "0.2", "task"]`` → ``["-o", "temperature=0.2", "task"]``."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            return out + args[i:]
-        if arg in FLAGS and i + 2 < len(args) and "=" not in args[i + 1]:
-            out += [arg, f"{args[i + 1]}={args[i + 2]}"]
-            i += 3
-            continue
-        out.append(arg)
-        i += 1
-    return out
+ModelOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="A model option, -o KEY VALUE (or KEY=VALUE), repeatable: temperature, top_p, "
+        "top_k, max_tokens, seed (checked; recorded in parks, so a resume uses the same).",
+        show_default=False,
+    ),
+]
 
 
-class PairedOptions(TyperCommand):
-    """A typer command whose ``-o`` takes KEY VALUE (or KEY=VALUE), repeatable."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, join_pairs(args))
+def model_options(given: list[str] | None) -> dict[str, int | float] | None:
+    """``["temperature=0.2"]`` → ``{"temperature": 0.2}``, checked; None when none given."""
+    if not given:
+        return None
+    pairs = []
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"-o takes KEY VALUE (e.g. -o temperature 0.2), not {item!r}")
+        pairs.append((key.strip(), value.strip()))
+    return check_model_options(pairs)

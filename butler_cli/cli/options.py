@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.core.errors import UsageError
+
 Model = Annotated[
     str | None,
     typer.Option(
@@ -93,41 +95,11 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 def output_format(output: str | None, json_out: bool) -> str:
     """The output chosen with ``--output``, or ``--json`` (its alias for ``json``)."""
-    from butler_cli.core.errors import UsageError
-
     if output is not None and output not in OUTPUT_FORMATS:
         raise UsageError(f"--output must be one of {', '.join(OUTPUT_FORMATS)}, not {output!r}")
     if json_out and output not in (None, "json"):
         raise UsageError(f"--json means --output json; it cannot go with --output {output}")
     return "json" if json_out else output or "text"
-
-
-ModelOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--option",
-        "-o",
-        help="A model option, -o KEY VALUE (or KEY=VALUE), repeatable: temperature, top_p, "
-        "top_k, max_tokens, seed (checked; recorded in parks, so a resume uses the same).",
-        show_default=False,
-    ),
-]
-
-
-def model_options(given: list[str] | None) -> dict[str, int | float] | None:
-    """``["temperature=0.2"]`` → ``{"temperature": 0.2}``, checked; None when none given."""
-    if not given:
-        return None
-    from butler_cli.app.config.options import check_model_options
-    from butler_cli.core.errors import UsageError
-
-    pairs = []
-    for item in given:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"-o takes KEY VALUE (e.g. -o temperature 0.2), not {item!r}")
-        pairs.append((key.strip(), value.strip()))
-    return check_model_options(pairs)
 
 
 ContinueLast = Annotated[

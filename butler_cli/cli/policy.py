@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 import typer
 
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.views.policy_list import policy_list
+from butler_cli.cli import render
 from butler_cli.cli.options import Json, Policy, PolicyFile
 from butler_cli.core.errors import ExitCode
 
@@ -28,11 +32,6 @@ _CODES = {
 @app.command("list")
 def list_(policy: Policy = None, json_out: Json = False) -> None:
     """Installed policies (the butler.policies entry points) and which one is active."""
-    from dataclasses import asdict
-
-    from butler_cli.app.views.policy_list import policy_list
-    from butler_cli.cli import render
-
     found = policy_list(policy)
     if json_out:
         render.print_json(
@@ -58,9 +57,7 @@ def check(
 ) -> None:
     """The verdict for one call and the reason (the rule that decided), without running it.
     Exit 0 allow, 3 approve, 4 refuse."""
-    from butler_cli.app.config.options import RunOptions
     from butler_cli.app.views.policy_check import check_call
-    from butler_cli.cli import render
 
     found = check_call(tool, args, RunOptions(policy=policy, policy_file=policy_file))
     out = {"tool": found.tool, "verdict": found.verdict, "reason": found.reason}
@@ -82,7 +79,6 @@ def test(
 ) -> None:
     """Replay cases against the policy and report every mismatch. Exit 0 when all pass, 1 when
     any does not."""
-    from butler_cli.app.config.options import RunOptions
     from butler_cli.app.views.policy_check import replay
 
     done = replay(cases_file, RunOptions(policy=policy, policy_file=policy_file))

@@ -7,30 +7,39 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 
-from butler_cli.core.errors import ExitCode
-
-if TYPE_CHECKING:
-    from butler_cli.app.parks.decisions import RoundAnswer
-    from butler_cli.core.loop import LoopObserver
-    from butler_cli.core.park import ParkState
-
+from butler_cli.app.chat.conversations import of_park
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.parks.decisions import RoundAnswer
+from butler_cli.app.parks.parks import pending_approval
+from butler_cli.app.run.report import exit_code_for
+from butler_cli.app.run.tasks import resume_park
 from butler_cli.cli.completion import park_ids
+from butler_cli.cli.option_pairs import ModelOption, model_options
 from butler_cli.cli.options import (
     BaseUrl,
     Json,
     MaxRounds,
     Model,
-    ModelOption,
     Output,
     Policy,
     PolicyFile,
     Profile,
     System,
     YesSafe,
-    model_options,
+    output_format,
 )
+from butler_cli.cli.render import out
+from butler_cli.cli.stream import Printer
+from butler_cli.core.errors import ExitCode, UsageError
+from butler_cli.core.park import Decision, ParkState
+from butler_cli.ui.approval import panel
+from butler_cli.ui.pager import page
+
+if TYPE_CHECKING:
+    from butler_cli.core.loop import LoopObserver
 
 
 def resume(
@@ -67,15 +76,6 @@ def resume(
     turn); with no terminal that is a usage error and nothing changes. Model and policy
     default to the ones the park was made with; the policy is asked again before the action
     runs."""
-    from butler_cli.app.chat.conversations import of_park
-    from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.parks.decisions import RoundAnswer
-    from butler_cli.app.run.report import exit_code_for
-    from butler_cli.app.run.tasks import resume_park
-    from butler_cli.cli.options import output_format
-    from butler_cli.cli.stream import Printer
-    from butler_cli.core.errors import UsageError
-
     started = time.perf_counter()
     fmt = output_format(output, json_out)
     if approve and deny:
@@ -111,15 +111,6 @@ def _ask(state: ParkState, note: str | None) -> RoundAnswer:
     when it is taller than the screen — and ask: one action, yes or no; several, all of them
     (every one was shown) or each in turn. Enter alone repeats the question; Ctrl-C or end of
     input means "later": the park stays as it is (exit 3)."""
-    import click
-
-    from butler_cli.app.parks.decisions import RoundAnswer
-    from butler_cli.app.parks.parks import pending_approval
-    from butler_cli.cli.render import out
-    from butler_cli.core.park import Decision
-    from butler_cli.ui.approval import panel
-    from butler_cli.ui.pager import page
-
     console = out()
 
     def read_line(question: str) -> str:

@@ -8,8 +8,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 
+from butler_cli.app.chat.piped import may_be_piped
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.run.report import exit_code_for
+from butler_cli.app.run.tasks import run_tasks
+from butler_cli.cli import render
+from butler_cli.cli.commands import IMPLICIT_RUN
+from butler_cli.cli.option_pairs import ModelOption, model_options
 from butler_cli.cli.options import (
     BaseUrl,
     ContinueLast,
@@ -18,15 +26,16 @@ from butler_cli.cli.options import (
     Json,
     MaxRounds,
     Model,
-    ModelOption,
     Output,
     Policy,
     PolicyFile,
     Profile,
     System,
     YesSafe,
-    model_options,
+    output_format,
 )
+from butler_cli.cli.stream import Printer
+from butler_cli.core.errors import UsageError
 
 if TYPE_CHECKING:
     from butler_cli.app.chat.attach import Attachment
@@ -71,14 +80,6 @@ def run(
     Piped standard input (`cat notes.md | butler run "summarize"`) and every --file are given
     to each task as context, each cut at 64 KiB with a note saying so. `butler "TASK"` is
     `butler run "TASK"` when TASK is no command (nor a near miss of one)."""
-    from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.run.report import exit_code_for
-    from butler_cli.app.run.tasks import run_tasks
-    from butler_cli.cli import render
-    from butler_cli.cli.options import output_format
-    from butler_cli.cli.stream import Printer
-    from butler_cli.core.errors import UsageError
-
     started = time.perf_counter()
     fmt = output_format(output, json_out)
     all_tasks = _gather_tasks(list(tasks or []), tasks_file)
@@ -110,11 +111,6 @@ def run(
 def _check_shape(tasks: list[str], continuing: bool) -> None:
     """One task where one is meant: `butler summarize my notes` (words unquoted) would have
     been three tasks, and a continued conversation takes one turn at a time."""
-    import click
-
-    from butler_cli.cli.commands import IMPLICIT_RUN
-    from butler_cli.core.errors import UsageError
-
     if len(tasks) < 2:
         return
     if click.get_current_context().find_root().meta.get(IMPLICIT_RUN):
@@ -128,8 +124,6 @@ def _check_shape(tasks: list[str], continuing: bool) -> None:
 def _attachments(files: list[str], stdin_is_tasks: bool) -> list[Attachment]:
     """Piped standard input (unless it holds the tasks), then each --file; the attaching code
     loads only when there is something to attach."""
-    from butler_cli.app.chat.piped import may_be_piped
-
     stdin = sys.stdin.buffer if sys.stdin else None
     piped = not stdin_is_tasks and may_be_piped(stdin)
     if not files and not piped:
@@ -144,8 +138,6 @@ def _attachments(files: list[str], stdin_is_tasks: bool) -> list[Attachment]:
 
 
 def _read_tasks(source: str) -> list[str]:
-    from butler_cli.core.errors import UsageError
-
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -157,8 +149,6 @@ def _read_tasks(source: str) -> list[str]:
 
 def _gather_tasks(given: list[str], tasks_file: str | None) -> list[str]:
     """The tasks named, in order; a lone ``-`` stands for the tasks on standard input."""
-    from butler_cli.core.errors import UsageError
-
     dashes = given.count("-")
     if dashes and (dashes > 1 or tasks_file == "-"):
         raise UsageError("standard input can be read only once: give - a single time")

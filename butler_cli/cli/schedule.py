@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+import sys
+from datetime import datetime
+from typing import Annotated
 
 import typer
 
-if TYPE_CHECKING:
-    from butler_cli.schedule.store import Job, ScheduleStore
-
+from butler_cli.app.config.home import home as butler_home
+from butler_cli.app.run.events import STATUS_EXIT
+from butler_cli.cli import render
 from butler_cli.cli.options import Json, Model, Policy, PolicyFile
+from butler_cli.core.errors import ExitCode
+from butler_cli.schedule.cron import utc_now
+from butler_cli.schedule.jobs import add_job, park_decisions
+from butler_cli.schedule.store import Job, ScheduleStore
+from butler_cli.ui.markup import safe
+from butler_cli.ui.text import visible
 
 app = typer.Typer(
     name="schedule",
@@ -23,9 +31,6 @@ JobId = Annotated[str, typer.Argument(metavar="ID", help="Schedule id or a uniqu
 
 
 def _store() -> ScheduleStore:
-    from butler_cli.app.config.home import home as butler_home
-    from butler_cli.schedule.store import ScheduleStore
-
     return ScheduleStore(butler_home())
 
 
@@ -59,10 +64,6 @@ def add(
     ] = 10.0,
 ) -> None:
     """Add a schedule; the model and policy are fixed now (flags, environment, config)."""
-    from butler_cli.cli import render
-    from butler_cli.schedule.jobs import add_job
-    from butler_cli.ui.text import visible
-
     job = add_job(
         cron,
         task,
@@ -83,12 +84,6 @@ def add(
 def list_(json_out: Json = False) -> None:
     """Every schedule: when it runs next, and what its last run came to (a park it left, and
     whether someone has decided it since). Creates nothing on a fresh home."""
-    import sys
-
-    from butler_cli.cli import render
-    from butler_cli.schedule.jobs import park_decisions
-    from butler_cli.ui.text import visible
-
     store = _store()
     jobs, last = store.jobs(), store.last_runs()
     decided = park_decisions([r.park_id for r in last.values() if r.park_id])
@@ -155,8 +150,6 @@ def resume(job_id: JobId) -> None:
 
 def _set_paused(job_id: str, paused: bool) -> Job:
     """Pause or resume the schedule ``job_id`` names (an id or a prefix); the job as it is now."""
-    from butler_cli.schedule.runner import utc_now
-
     store = _store()
     job = store.get(job_id)
     store.set_paused(job.id, paused, utc_now())
@@ -166,8 +159,7 @@ def _set_paused(job_id: str, paused: bool) -> Job:
 @app.command("run")
 def run_now(job_id: JobId, json_out: Json = False) -> None:
     """Run a schedule's task now, once, unattended (its next scheduled time is unchanged)."""
-    from butler_cli.cli import render
-    from butler_cli.schedule.runner import Scheduler
+    from butler_cli.schedule.runner import Scheduler  # builds a butler: only `schedule run`
 
     store = _store()
     done = Scheduler(store).run_now(store.get(job_id))
@@ -184,17 +176,12 @@ def run_now(job_id: JobId, json_out: Json = False) -> None:
         )
     else:
         _say(done)
-    from butler_cli.app.run.events import STATUS_EXIT
-    from butler_cli.core.errors import ExitCode
 
     raise typer.Exit(STATUS_EXIT.get(done.status, ExitCode.FAILED))
 
 
 def _say(done: object) -> None:
     """One run's outcome, as `butler run` prints it (model text neutralised)."""
-    from butler_cli.cli import render
-    from butler_cli.ui.markup import safe
-
     out = render.out()
     status = getattr(done, "status", "")
     text, park_id = getattr(done, "text", ""), getattr(done, "park_id", None)
@@ -210,6 +197,4 @@ def _say(done: object) -> None:
 
 
 def _local(stamp: str) -> str:
-    from datetime import datetime
-
     return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M %Z")

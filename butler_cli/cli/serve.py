@@ -6,6 +6,10 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.app.config.home import home as butler_home
+from butler_cli.serve.server import serve as run_server
+from butler_cli.ui.text import visible
+
 
 def serve(
     port: Annotated[
@@ -28,9 +32,6 @@ def serve(
 ) -> None:
     """Run the scheduler and the inbox page until Ctrl-C or SIGTERM. Prints the inbox's URL,
     which holds a fresh random token: every request without it is refused."""
-    from butler_cli.app.config.home import home as butler_home
-    from butler_cli.serve.server import serve as run_server
-    from butler_cli.ui.text import visible
 
     def say(line: str) -> None:
         print(visible(line), flush=True)  # the one step: masked, then neutralised

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from butler_cli.app.config.options import RunOptions
+from butler_cli.app.views.inventory import not_offered, tool_inventory
+from butler_cli.cli import render
 from butler_cli.cli.options import Json
 
 app = typer.Typer(
@@ -19,10 +22,6 @@ def list_(json_out: Json = False) -> None:
     """Every tool with its source and default verdict, MCP servers' tools included (from the
     tool cache; a server not in it is started to list them; `butler mcp list` starts every
     server and refreshes the cache)."""
-    from butler_cli.app.config.options import RunOptions
-    from butler_cli.app.views.inventory import not_offered, tool_inventory
-    from butler_cli.cli import render
-
     rows = tool_inventory(RunOptions())
     if json_out:
         render.print_json(rows)

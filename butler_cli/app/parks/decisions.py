@@ -40,18 +40,14 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+@dataclass(frozen=True)
 class Held:
-    """A park held for a decision: locked, read and verified once, its ledger read once. (A
-    plain class: every run imports this module, and a dataclass costs a fraction of a
-    millisecond to make.)"""
+    """A park held for a decision: locked, read and verified once, its ledger read once."""
 
-    __slots__ = ("store", "state", "events")
-
-    def __init__(self, store: ParkStore, state: ParkState, events: set[str]) -> None:
-        self.store = store
-        self.state = state
-        #: The decided-park ledger's lines for it ("decided", "resolved"), read under the lock.
-        self.events = events
+    store: ParkStore
+    state: ParkState
+    #: The decided-park ledger's lines for it ("decided", "resolved"), read under the lock.
+    events: set[str]
 
 
 @contextmanager

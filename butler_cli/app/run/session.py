@@ -57,17 +57,19 @@ COUNT_ENV = "BUTLER_TEST_COUNT_SESSIONS"
 KEEP_IDLE = 8
 
 
-#: What a session is made of, as given: (the flags, the folder, the recorded context of the
-#: park it continues), see :func:`session_key`. A tuple: a one-shot run makes no key and defines
-#: no class for one.
-SessionKey = tuple[str, str, str]
+@dataclass(frozen=True)
+class SessionKey:
+    """What a session is made of, as given: the flags, the folder, and the recorded context of
+    the park it continues (its task left out: every park of one context shares a session)."""
 
+    options: str
+    cwd: str
+    recorded: str
 
-def session_key(opts: RunOptions, cwd: Path, recorded: RunContext | None) -> SessionKey:
-    """The key of a session made of ``opts`` in ``cwd`` for a park's ``recorded`` context (its
-    task left out: every park of one context shares a session)."""
-    context = "" if recorded is None else recorded.model_dump_json(exclude={"task"})
-    return json.dumps(asdict(opts), sort_keys=True), str(cwd), context
+    @classmethod
+    def of(cls, opts: RunOptions, cwd: Path, recorded: RunContext | None) -> SessionKey:
+        context = "" if recorded is None else recorded.model_dump_json(exclude={"task"})
+        return cls(json.dumps(asdict(opts), sort_keys=True), str(cwd), context)
 
 
 @dataclass
@@ -98,7 +100,6 @@ class Session:
     #: Those files as they were when it was built (see :func:`stamp`); set where sessions
     #: are kept (:class:`Sessions`): a one-shot run reads nothing more.
     built_from: dict[str, str] = field(default_factory=dict)
-    #: Set where sessions are kept (:class:`Sessions`).
     key: SessionKey | None = None
     #: Recorded in every park a run of this session makes (``Butler.made``).
     id: str = field(default_factory=lambda: os.urandom(8).hex())  # `secrets` loads hmac
@@ -139,6 +140,7 @@ def open_session(
     """
     cwd = (cwd or Path.cwd()).absolute()
     settings = load_config()
+    given = opts
     opts = resolve_options(opts, settings, recorded)
     model = settings.model_spec(opts.model) if opts.model else opts.model  # [aliases]
     if not model:
@@ -180,6 +182,7 @@ def open_session(
         _toolbox(cwd, home, memory, settings, policy, protected, mcp),
         mcp,
         sources=tuple(p for p in [settings.path, *gate] if p is not None),
+        key=SessionKey.of(given, cwd, recorded),
     )
 
 
@@ -315,7 +318,7 @@ class Sessions:
     def lend(self, opts: RunOptions, cwd: Path, recorded: RunContext | None = None) -> Session:
         """An idle session of this key that is still current, else a new one; give it back
         with :meth:`give_back`."""
-        key = session_key(opts, cwd.absolute(), recorded)
+        key = SessionKey.of(opts, cwd.absolute(), recorded)
         with self._lock:
             idle = self._idle.get(key)
             session = idle.pop() if idle else None
@@ -327,7 +330,6 @@ class Sessions:
         if session is None:
             session = open_session(opts, cwd=cwd, home=self.home, recorded=recorded)
             session.built_from = stamp(map(str, session.sources))
-            session.key = key
         return session
 
     def give_back(self, session: Session) -> None:

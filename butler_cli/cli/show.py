@@ -1,17 +1,43 @@
-"""``butler show``: one park in text, its waiting calls rendered from the park's one view
-(``app.parks.PendingApproval``) — every call of the round that needs a person, each with its
-arguments (masked) and the change it makes, as plain ``-``/``+`` lines, never cropped."""
+"""``butler show``: one park in full, read-only — its waiting calls rendered from the park's one
+view (``app.parks.PendingApproval``): every call of the round that needs a person, each with
+its arguments (masked) and the change it makes, as plain ``-``/``+`` lines, never cropped.
+Apart from ``pending`` because it reads the park's models and draws with rich, which listing
+the parks never needs."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
 from rich.console import Console
 
-from butler_cli.app.parks.parks import PendingApproval
+from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.parks.parks import PendingApproval, pending_approval
+from butler_cli.cli import render
+from butler_cli.cli.completion import any_park_ids
+from butler_cli.cli.options import Json
 from butler_cli.core.park import ParkState
 from butler_cli.ui.approval import diff_style
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json
+
+
+def show(
+    park_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="ID", help="Park id or a unique prefix.", autocompletion=any_park_ids
+        ),
+    ],
+    json_out: Json = False,
+) -> None:
+    """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""
+    state = load_park(park_id)
+    if json_out:  # the exact arguments, as the park keeps them
+        render.print_json(state.model_dump(mode="json"))
+    else:
+        park_details(render.out(), state, pending_approval(state))
 
 
 def waiting_calls(console: Console, view: PendingApproval) -> None:
