@@ -9,6 +9,7 @@ tests/test_imports.py), and hands it every line from the first one on.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -136,8 +137,13 @@ class Chat:
         title and a hook see), ``prompt`` what the model is sent when files are attached."""
         conversation = self.conversation
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
+        self._shown(lambda: conversation.send(text, self.ask, self.progress, prompt))
+
+    def _shown(self, work: Callable[[], TaskReport]) -> None:
+        """Run a turn (or a resume) and render its report; Ctrl-C says what was cut short, a
+        ButlerError is one line."""
         try:
-            report = conversation.send(text, self.ask, self.progress, prompt)
+            report = work()
         except KeyboardInterrupt:
             self.interrupted()
             return
@@ -163,20 +169,16 @@ class Chat:
 
     def resume(self, given_id: str) -> None:
         """`/resume ID`: the same prompt as an inline park; a crashed resume is recovered."""
-        try:
+
+        def decided() -> TaskReport:
             state = load_park(given_id)
             if state.status == "pending":
                 report = TaskReport(task=state.context.task, status="parked", park_id=state.id)
             else:  # decided but unfinished: recover; finished: refused with a clear line
                 report = self.conversation.resume(state.id, RoundAnswer(None), self.progress)
-            report = self.conversation.decide(report, self.ask, self.progress)
-        except KeyboardInterrupt:
-            self.interrupted()
-            return
-        except ButlerError as exc:
-            self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
-            return
-        self.render(report)
+            return self.conversation.decide(report, self.ask, self.progress)
+
+        self._shown(decided)
 
     def render(self, report: TaskReport) -> None:
         self.progress.stop()
