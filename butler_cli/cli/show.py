@@ -6,10 +6,9 @@ the parks never needs."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from butler_cli.app.parks.decisions import load_park
 from butler_cli.app.parks.parks import PendingApproval, pending_approval
@@ -21,6 +20,9 @@ from butler_cli.ui.approval import diff_style
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.parks import call_rows
 from butler_cli.ui.text import pretty_json
+
+if TYPE_CHECKING:  # `show --json` draws nothing, so it loads no rich
+    from rich.console import Console
 
 
 def show(
