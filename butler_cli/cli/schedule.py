@@ -9,10 +9,9 @@ from typing import Annotated
 import typer
 
 from butler_cli.app.config.home import home as butler_home
-from butler_cli.app.run.events import STATUS_EXIT
 from butler_cli.cli import render
 from butler_cli.cli.options import Json, Model, Policy, PolicyFile
-from butler_cli.core.errors import ExitCode
+from butler_cli.core.errors import STATUS_EXIT, ExitCode
 from butler_cli.schedule.cron import utc_now
 from butler_cli.schedule.jobs import add_job, park_decisions
 from butler_cli.schedule.store import Job, ScheduleStore

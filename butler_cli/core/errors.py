@@ -2,7 +2,8 @@
 
 Every error the butler raises on purpose is a :class:`ButlerError` with a machine-readable
 ``code`` and the :class:`ExitCode` the CLI should end with. The CLI turns them into one line
-in exactly one place (``butler_cli.cli.errors``); nothing else prints them.
+in exactly one place (``butler_cli.cli.entry``, worded by ``butler_cli.cli.failure``); nothing
+else prints them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,16 @@ class ExitCode(IntEnum):
     UNRESUMABLE = 5
     #: Ctrl-C outside the chat (128 + SIGINT, as a shell reports it).
     INTERRUPTED = 130
+
+
+#: The exit code of one task's outcome (its report's status): `run`'s, `resume`'s and
+#: `schedule run`'s, and the ``exit_code`` of a stream's last event.
+STATUS_EXIT = {
+    "done": ExitCode.OK,
+    "failed": ExitCode.FAILED,
+    "parked": ExitCode.PARKED,
+    "limit": ExitCode.LIMIT,
+}
 
 
 class ButlerError(Exception):

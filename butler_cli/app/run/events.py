@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from butler_cli.app.run.report import TaskReport
-from butler_cli.core.errors import ExitCode
+from butler_cli.core.errors import STATUS_EXIT, ExitCode
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ToolResultBlock, ToolUseBlock
 from butler_cli.core.provider import ModelResponse
@@ -25,12 +25,6 @@ from butler_cli.core.vet import clean_text
 
 #: Bumped when an event loses a field or a field changes meaning; new fields keep it.
 SCHEMA_VERSION = 1
-STATUS_EXIT = {
-    "done": ExitCode.OK,
-    "failed": ExitCode.FAILED,
-    "parked": ExitCode.PARKED,
-    "limit": ExitCode.LIMIT,
-}
 
 Write = Callable[[str], object]
 
