@@ -105,12 +105,18 @@ def summary_of(decisions: Mapping[str, Decision]) -> Decision:
     )
 
 
+def park_store(home: Path) -> ParkStore:
+    """The parks in ``home``: the one way ``app/`` opens them from a module every run imports
+    (the store and its signing key load here, when a round parks or a park is read)."""
+    from butler_cli.store.parks import ParkStore
+
+    return ParkStore(home)
+
+
 def load_park(given_id: str, home: Path | None = None) -> ParkState:
     """A park read and verified to be shown (by id or a unique prefix), from ``home`` (the
     environment's when None): deciding it goes through :func:`hold`."""
-    from butler_cli.store.parks import ParkStore
-
-    store = ParkStore(home or butler_home())
+    store = park_store(home or butler_home())
     return store.load(store.resolve_id(given_id))
 
 

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.run.masking import masked, masked_value
 from butler_cli.core.errors import ButlerError
+from butler_cli.store.parks import ParkStore
+from butler_cli.store.parks import ParkSummary as ParkSummary
+from butler_cli.store.parks import Unreadable as Unreadable
 from butler_cli.tools.redact import redact
 
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
-    from butler_cli.store.parks import ParkSummary as ParkSummary
-    from butler_cli.store.parks import Unreadable as Unreadable
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +110,6 @@ def waiting_parks(home: Path) -> tuple[list[ParkSummary], list[Unreadable]]:
     asked call's tool, title and reason, no arguments), and the files that could not be read.
     Read from the verified park body without building a :class:`PendingApproval` (no
     pydantic, no preview): a list of 1,000 parks stays within its benchmark."""
-    from butler_cli.store.parks import ParkStore
-
     summaries, problems = ParkStore(home).scan()
     return [s for s in summaries if s.status == "pending"], problems
 
@@ -118,8 +117,6 @@ def waiting_parks(home: Path) -> tuple[list[ParkSummary], list[Unreadable]]:
 def decided_parks(home: Path) -> list[str]:
     """Parks decided but not finished (a server or a resume stopped mid-way, not by the
     person): what `serve` continues at start under their recorded decision."""
-    from butler_cli.store.parks import ParkStore
-
     summaries, _ = ParkStore(home).scan()
     return [s.id for s in summaries if s.status == "decided"]
 
@@ -128,8 +125,6 @@ def park_outcomes(home: Path, park_ids: list[str]) -> dict[str, str]:
     """What became of each park a run left: ``approved`` or ``denied`` once someone decided it
     (in the inbox, the chat or with `butler resume`), ``pending`` while it waits. A park that
     cannot be read is left out (the list still shows the run as it was recorded)."""
-    from butler_cli.store.parks import ParkStore
-
     store = ParkStore(home)
     found: dict[str, str] = {}
     for park_id in park_ids:

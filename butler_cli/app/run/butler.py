@@ -21,6 +21,7 @@ from butler_cli.app.parks.decisions import (
     decision_for,
     hold,
     now_iso,
+    park_store,
     record_decision,
     summary_of,
 )
@@ -123,9 +124,7 @@ class Butler:
     def store(self) -> ParkStore:
         """The parks, opened on first use (a round that never parks loads none of it)."""
         if self._store is None:
-            from butler_cli.store.parks import ParkStore
-
-            self._store = ParkStore(self.home)
+            self._store = park_store(self.home)
         return self._store
 
     @property

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.approvals import exact_grant, keepable
-from butler_cli.app.parks.decisions import RoundAnswer, decision_for, hold
+from butler_cli.app.parks.decisions import RoundAnswer, decision_for, hold, park_store
 from butler_cli.app.run.butler import Butler, ObserverFactory
 from butler_cli.app.run.report import TaskReport
 from butler_cli.app.run.session import Sessions
@@ -89,10 +89,8 @@ def resume_park(
     ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
     ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
     """
-    from butler_cli.store.parks import ParkStore
-
     home = sessions.home if sessions is not None else butler_home()
-    store = ParkStore(home)
+    store = park_store(home)
     park_id = store.resolve_id(given_id)
     with ExitStack() as closing:
         with hold(store, park_id) as held:
