@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import stat
 
@@ -358,6 +359,8 @@ DEFERRED = {
     "butler_cli.app.run.butler",
     "butler_cli.providers",
     "butler_cli.repl.comforts",
+    "butler_cli.repl.commands",
+    "butler_cli.repl.turns",
     "butler_cli.core.verdicts",
 }
 
@@ -396,3 +399,29 @@ def test_nothing_heavy_is_imported_before_the_first_prompt_is_drawn(
     assert imported & DEFERRED == set()
     if not config:
         assert "tomllib" not in imported
+
+
+def test_a_chat_turn_that_never_parks_loads_no_pydantic(butler_home, workdir, script) -> None:
+    """The chat past its first prompt (repl/turns.py) imports the approval prompt at its top:
+    the park's pydantic models still load only when a turn parks, as for `butler run`."""
+    child = spawn_butler(
+        [],
+        butler_home,
+        workdir,
+        PYTHONPROFILEIMPORTTIME="1",
+        BUTLER_MODEL=script({"text": "quokka"}),
+    )
+    seen = io.StringIO()
+    child.logfile_read = seen
+    child.expect("you ›")
+    child.sendline("hello")
+    child.expect("quokka")
+    child.expect("you ›")
+    leave(child)
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in seen.getvalue().splitlines()
+        if line.startswith("import time:")
+    }
+    assert "butler_cli.repl.turns" in imported  # the check sees the build's imports
+    assert {m for m in imported if m.split(".")[0] in {"pydantic", "pydantic_core"}} == set()
