@@ -23,21 +23,22 @@ if TYPE_CHECKING:
     from butler_cli.tools.mcp_hub import McpServer
 
 
-def start_mcp(settings: Config, home: Path) -> McpHub | None:
-    """This process's MCP hub for the configured servers (None when there are none). Nothing
+def start_mcp(settings: Config, home: Path, protected: list[Path]) -> McpHub:
+    """This process's MCP hub for the configured servers (call it when the config names one),
+    hidden from the ``protected`` files first: no server ever sees the gate's files. Nothing
     starts here: a server starts when its tools must be listed or one is called."""
-    if not settings.mcp:
-        return None
-    return shared_hub(servers_from(settings.mcp), home)
-
-
-def hub_toolsets(
-    hub: McpHub, policy: LoadedPolicy, protected: list[Path]
-) -> list[tuple[McpServer, Toolset]]:
-    """Each server's toolset, governed by ``policy``; the servers are hidden from the
-    ``protected`` files first (before any starts: they never see the gate's files)."""
+    hub = shared_hub(servers_from(settings.mcp), home)
     hub.hide(protected)
-    return mcp_toolsets(hub, policy.classify, policy.governs)
+    return hub
+
+
+def mcp_with_toolsets(
+    settings: Config, home: Path, policy: LoadedPolicy, protected: list[Path]
+) -> tuple[McpHub, list[tuple[McpServer, Toolset]]]:
+    """The hub (see :func:`start_mcp`) and each server's toolset, governed by ``policy`` as
+    in a run (its tools listed: from the cache, or by starting the server)."""
+    hub = start_mcp(settings, home, protected)
+    return hub, mcp_toolsets(hub, policy.classify, policy.governs)
 
 
 def unavailable(hub: McpHub, server: McpServer, tool: str) -> str | None:
@@ -75,11 +76,10 @@ def mcp_states(settings: Config) -> list[McpServerState]:
     """Start every configured server (side by side, bounded), list its tools, refresh the
     cache, and say which tools wait for approval. Servers are hidden from the butler's files
     as in a run."""
-    home = butler_home()
-    hub = start_mcp(settings, home)
-    if hub is None:
+    if not settings.mcp:
         return []
-    hub.hide(protected_paths(home, [], settings))
+    home = butler_home()
+    hub = start_mcp(settings, home, protected_paths(home, [], settings))
     tools = hub_tools(hub, refresh=True)
     out = []
     for server in hub.servers:

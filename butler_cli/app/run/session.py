@@ -164,7 +164,13 @@ def open_session(
     instructions = _instructions(cwd, recorded)
     gate = _policy_sources(policy, policy_file)
     protected = protected_paths(home, gate, settings)
-    mcp = _start_mcp(settings, home)
+    mcp: McpHub | None = None
+    mcp_sets: list[Toolset] = []
+    if settings.mcp:
+        from butler_cli.app.run.mcp_servers import mcp_with_toolsets
+
+        mcp, servers = mcp_with_toolsets(settings, home, policy, protected)
+        mcp_sets = [toolset for _, toolset in servers]
     return Session(
         home,
         settings,
@@ -179,20 +185,11 @@ def open_session(
         recorded_block,
         instructions,
         max_rounds,
-        _toolbox(cwd, home, memory, settings, policy, protected, mcp),
+        _toolbox(cwd, home, memory, settings, policy, protected, mcp_sets),
         mcp,
         sources=tuple(p for p in [settings.path, *gate] if p is not None),
         key=SessionKey.of(given, cwd, recorded),
     )
-
-
-def _start_mcp(settings: Config, home: Path) -> McpHub | None:
-    """The process's MCP hub when the config names a server: only then is MCP code loaded."""
-    if not settings.mcp:
-        return None
-    from butler_cli.app.run.mcp_servers import start_mcp
-
-    return start_mcp(settings, home)
 
 
 def _instructions(cwd: Path, recorded: RunContext | None) -> Instructions:
@@ -259,13 +256,8 @@ def _toolbox(
     settings: Config,
     policy: LoadedPolicy,
     protected: list[Path],
-    mcp: McpHub | None,
+    mcp_sets: list[Toolset],
 ) -> MaskingToolbox:
-    mcp_sets: list[Toolset] = []
-    if mcp is not None:
-        from butler_cli.app.run.mcp_servers import hub_toolsets
-
-        mcp_sets = [t for _, t in hub_toolsets(mcp, policy, protected)]
     toolbox = MaskingToolbox(
         [
             MemoryTools(memory).toolset(),

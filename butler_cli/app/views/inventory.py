@@ -78,14 +78,12 @@ def mcp_sources(policy: LoadedPolicy) -> list[tuple[str, Toolset]]:
     config = load_config()
     if not config.mcp:
         return []
-    from butler_cli.app.run.mcp_servers import hub_toolsets, start_mcp
+    from butler_cli.app.run.mcp_servers import mcp_with_toolsets
 
     home = butler_home()
-    hub = start_mcp(config, home)
-    if hub is None:
-        return []
     protected = protected_paths(home, list(policy.files), config)
-    found = [(f"mcp {server.name}", t) for server, t in hub_toolsets(hub, policy, protected)]
+    hub, servers = mcp_with_toolsets(config, home, policy, protected)
+    found = [(f"mcp {server.name}", toolset) for server, toolset in servers]
     for name, problem in hub.failures.items():
         notice(f"MCP server '{name}' did not start ({problem}); its tools are not listed")
     return found
