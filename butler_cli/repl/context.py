@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import compaction
-from butler_cli.app.views.doctor import instruction_lines
+from butler_cli.app.run.instructions import instruction_lines
 from butler_cli.core.errors import ButlerError
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.text import visible

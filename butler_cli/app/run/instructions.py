@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from butler_cli.tools.redact import mask_text
 
@@ -114,3 +115,18 @@ def find(cwd: Path, home: Path | None = None, cap: int = CAP) -> Instructions:
         parts.append(fence(path, body))
     files = tuple(InstructionFile(path, len(text), kept[path]) for path, text in found)
     return Instructions(files, "\n\n".join(parts))
+
+
+def instruction_lines(files: list[dict[str, Any]]) -> list[str]:
+    """What `doctor` and the chat's `/context` say of the project instructions, from each
+    file's path, characters and characters kept."""
+    if not files:
+        return [
+            f"project instructions: none ({' or '.join(NAMES)} in this folder or above it, "
+            "up to your home folder)"
+        ]
+    lines = [f"project instructions (after the memory block, at most {CAP} characters in all):"]
+    for f in files:
+        cut = f", cut to {f['kept']}" if f["kept"] < f["characters"] else ""
+        lines.append(f"  {f['path']} ({f['characters']} characters{cut})")
+    return lines

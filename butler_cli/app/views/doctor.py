@@ -9,7 +9,7 @@ from typing import Any
 
 from butler_cli.app.config.config import config_path, load_config, resolve_options
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.run.instructions import CAP, NAMES, find
+from butler_cli.app.run.instructions import CAP, find, instruction_lines
 from butler_cli.app.run.protected import policy_file_of, protected_paths
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
@@ -63,20 +63,6 @@ def instruction_files(cwd: Path) -> list[dict[str, Any]]:
         {"path": f.path, "characters": f.characters, "kept": f.kept, "cap": CAP}
         for f in find(cwd).files
     ]
-
-
-def instruction_lines(files: list[dict[str, Any]]) -> list[str]:
-    """What `doctor` and the chat's `/context` say of the project instructions."""
-    if not files:
-        return [
-            f"project instructions: none ({' or '.join(NAMES)} in this folder or above it, "
-            "up to your home folder)"
-        ]
-    lines = [f"project instructions (after the memory block, at most {CAP} characters in all):"]
-    for f in files:
-        cut = f", cut to {f['kept']}" if f["kept"] < f["characters"] else ""
-        lines.append(f"  {f['path']} ({f['characters']} characters{cut})")
-    return lines
 
 
 def doctor_lines(data: dict[str, Any]) -> list[str]:
