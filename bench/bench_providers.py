@@ -21,11 +21,11 @@ from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream, split  # n
 
 from butler_cli.core.messages import Message  # noqa: E402
 from butler_cli.core.provider import ModelRequest, ToolDefinition  # noqa: E402
-from butler_cli.providers.anthropic_messages import AnthropicModel  # noqa: E402
-from butler_cli.providers.anthropic_messages import to_wire as anthropic_wire  # noqa: E402
-from butler_cli.providers.openai_chat import OpenAIChatModel  # noqa: E402
-from butler_cli.providers.openai_chat import to_wire as openai_wire  # noqa: E402
-from butler_cli.providers.remote import Endpoint  # noqa: E402
+from butler_cli.providers.remote.anthropic_messages import AnthropicModel  # noqa: E402
+from butler_cli.providers.remote.anthropic_messages import to_wire as anthropic_wire  # noqa: E402
+from butler_cli.providers.remote.common import Endpoint  # noqa: E402
+from butler_cli.providers.remote.openai_chat import OpenAIChatModel  # noqa: E402
+from butler_cli.providers.remote.openai_chat import to_wire as openai_wire  # noqa: E402
 
 RUNS = 60
 CALLS = [("c1", "read_file", split({"path": "notes/today.md"})), ("c2", "now", ["{}"])]

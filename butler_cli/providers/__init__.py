@@ -1,8 +1,9 @@
 """Model providers, resolved from ``<provider>:<model>`` by a lookup table of small kinds.
 
 The scripted model is for offline runs and tests; the remote kinds pair a wire-format adapter
-with where it is served (base URL) and which environment variable holds its key. SDKs are
-imported only when a remote model is actually called.
+with where it is served (base URL) and which environment variable holds its key. The remote
+adapters (:mod:`butler_cli.providers.remote`) load only when a remote model is built, their
+SDKs only when it is first called: a scripted run loads neither.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import TYPE_CHECKING
 from butler_cli.core.errors import UsageError
 from butler_cli.core.provider_settings import ProviderSettings as ProviderSettings
 from butler_cli.providers.options import DEFAULTS, OptionValue, check_options
+from butler_cli.providers.scripted import ScriptedProvider
 
 if TYPE_CHECKING:  # a provider is built after the chat's first prompt: no pydantic before
     from butler_cli.core.provider import Provider
-    from butler_cli.providers.remote import Endpoint
+    from butler_cli.providers.remote.common import Endpoint
 
 
 def _scripted(
@@ -26,19 +28,17 @@ def _scripted(
     settings: ProviderSettings,
     options: Mapping[str, OptionValue] | None = None,
 ) -> Provider:
-    from butler_cli.providers.scripted import ScriptedProvider
-
     return ScriptedProvider.from_target(model)
 
 
 def _openai_chat(endpoint: Endpoint) -> Provider:
-    from butler_cli.providers.openai_chat import OpenAIChatModel
+    from butler_cli.providers.remote.openai_chat import OpenAIChatModel
 
     return OpenAIChatModel(endpoint)
 
 
 def _anthropic(endpoint: Endpoint) -> Provider:
-    from butler_cli.providers.anthropic_messages import AnthropicModel
+    from butler_cli.providers.remote.anthropic_messages import AnthropicModel
 
     return AnthropicModel(endpoint)
 
@@ -67,7 +67,7 @@ class RemoteKind:
         url = base_url or settings.base_url or self.base_url
         if self.needs_base_url and not url:
             raise UsageError(f"{self.name} needs a server: add --base-url http://host:port/v1")
-        from butler_cli.providers.remote import Endpoint
+        from butler_cli.providers.remote.common import Endpoint
 
         key_env, key_file = self.key_for(url, settings)
         endpoint = Endpoint(
@@ -86,7 +86,7 @@ class RemoteKind:
         base URL it names, if it names one), else the provider's own variable — and only
         ``openai:`` and ``anthropic:`` have one. A server reached through ``ollama:`` or
         ``openai-compatible:`` gets no key unless the config names one for it."""
-        from butler_cli.providers.remote import same_origin
+        from butler_cli.providers.remote.common import same_origin
 
         if settings.api_key_env or settings.api_key_file:
             if settings.base_url and url and not same_origin(url, settings.base_url):

@@ -1,7 +1,7 @@
 """What the real providers share: keys, base URLs, error mapping and rate-limit retries.
 
-Adapters (wire formats) live in their own modules; this holds the provider side — the client's
-key, base URL and how its failures become one clear line. Both official SDKs name their
+Adapters (wire formats) live in the modules beside this one; this holds the provider side —
+the client's key, base URL and how its failures become one clear line. Both official SDKs name their
 exceptions alike (AuthenticationError, NotFoundError, RateLimitError, APIConnectionError…), so
 one mapping serves both. Keys are read from the environment (or the stored keys) and never
 written anywhere by the providers.
@@ -14,10 +14,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from butler_cli.core.errors import ModelError, UsageError
 from butler_cli.core.notices import notice as say
 from butler_cli.core.provider import ModelRequest, ModelResponse
+from butler_cli.store.stored_keys import key_from
 from butler_cli.tools.redact import mask_text, remember_secret
 
 T = TypeVar("T")
@@ -42,8 +44,6 @@ class Endpoint:
     def key(self) -> str:
         """The key from the environment, else the one stored under that name (`butler keys
         set`), else the key file; a usage error naming the variable when none has it."""
-        from butler_cli.store.stored_keys import key_from
-
         value = key_from(self.key_env)
         if value:
             remember_secret(value)  # masked wherever it might be echoed back
@@ -194,8 +194,6 @@ def same_origin(a: str, b: str) -> bool:
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     try:

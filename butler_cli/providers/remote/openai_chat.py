@@ -13,8 +13,8 @@ from typing import Any
 
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse
-from butler_cli.providers.chat_stream import read_stream
-from butler_cli.providers.remote import (
+from butler_cli.providers.remote.chat_stream import read_stream
+from butler_cli.providers.remote.common import (
     ENDED_EARLY,
     RemoteModel,
     StreamFailure,

@@ -25,7 +25,7 @@ from typing import Any
 
 from butler_cli.core.messages import ToolUseBlock, model_call
 from butler_cli.core.provider import ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import ENDED_EARLY, StreamFailure
+from butler_cli.providers.remote.common import ENDED_EARLY, StreamFailure
 
 _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_use",

@@ -12,7 +12,8 @@ from typing import Any
 
 from butler_cli.core.messages import Message, ToolUseBlock, model_call
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
-from butler_cli.providers.remote import (
+from butler_cli.memory.block import CLOSE, OPEN
+from butler_cli.providers.remote.common import (
     ENDED_EARLY,
     RemoteModel,
     StreamFailure,
@@ -95,8 +96,6 @@ def wire_message(message: Message) -> dict[str, Any]:
 def system_blocks(system: str) -> list[dict[str, Any]]:
     """The system prompt as text blocks: the frozen memory block (it leads, F5) and the
     persona after it, each ending a cached prefix. Together they are the same text."""
-    from butler_cli.memory.block import CLOSE, OPEN
-
     end = system.find(CLOSE) + len(CLOSE) if system.startswith(OPEN) else -1
     if end <= 0 or not system[end:].strip():
         return [{"type": "text", "text": system, "cache_control": CACHE}]
