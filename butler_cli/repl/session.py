@@ -47,6 +47,9 @@ def _turns() -> type[Chat]:
 
 
 class ChatRepl:
+    """A person's chat up to its first prompt, and the loop that hands each line on to the
+    :class:`~butler_cli.repl.turns.Chat` built behind it."""
+
     def __init__(
         self,
         flags: Flags,
