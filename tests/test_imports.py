@@ -170,8 +170,7 @@ LAZY = {
     "prompt_toolkit": "the chat's line editor and its prompts",
     "openai": "a provider's SDK, loaded when that provider is asked",
     "anthropic": "a provider's SDK, loaded when that provider is asked",
-    "mcp": "MCP connections, only when a server is configured",
-    "anyio": "MCP connections, only when a server is configured",
+    "butler_cli.tools.mcp_client": "MCP's event loop, anyio and the SDK: only when a server starts",
     "pydantic": "a park's models and @tool's argument models: a round that never parks loads none",
     "pydantic_core": "a park's models: a round that never parks loads none",
     "tomlkit": "writing the config file (`config set`), never reading it",
@@ -227,11 +226,7 @@ LAZY = {
 
 #: Files that still import inside functions beyond :data:`LAZY` — the debt of issue 23.
 #: Remove a file's row when its imports are at the top or at a named lazy point; never add one.
-LOCAL_DEBT = {
-    "tools/mcp_cache.py",
-    "tools/mcp_content.py",
-    "tools/mcp_hub.py",
-}
+LOCAL_DEBT = {}
 
 
 def _local_imports(path: Path) -> list[tuple[int, str]]:

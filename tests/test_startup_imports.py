@@ -188,3 +188,31 @@ def test_a_round_with_the_entry_points_kept_loads_no_package_metadata(
     assert "butler_cli.tools.clock" in loaded and "butler_policies.ask" in loaded
     heavy = {"importlib.metadata", "email", "email.message", "zipfile", "csv"}
     assert loaded & heavy == set()
+
+
+def test_a_round_with_mcp_tools_from_the_cache_loads_no_event_loop(
+    butler_home, workdir, script, tmp_path
+) -> None:
+    """Issue 23: MCP's one lazy point is its client (tools/mcp_client.py). Once a server's tool
+    list is in the cache, a round that calls none of its tools starts nothing and imports no
+    event loop, no anyio and no SDK — though the server's tools are offered to the model."""
+    import json
+
+    server = os.path.join(os.path.dirname(__file__), "mcp_notes_server.py")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    butler_home.mkdir()
+    (butler_home / "config.toml").write_text(
+        "[mcp.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(server)}]\n"
+        f"env = {{ NOTES_DIR = {json.dumps(str(folder))} }}\n"
+        "start_timeout = 120\n"  # a loaded test machine starts Python slowly
+    )
+    model = script({"tool_calls": [call("now")]}, {"text": "It is late."})
+    first = imported_by(["run", "--model", model, "what time is it?"], butler_home, workdir)
+    assert "mcp" in first  # no cache yet: the server was started to list its tools
+    loaded = imported_by(["run", "--model", model, "what time is it?"], butler_home, workdir)
+    assert "butler_cli.tools.mcp_hub" in loaded  # the check sees MCP configured at all
+    heavy = {"asyncio", "anyio", "mcp", "butler_cli.tools.mcp_client"}
+    assert loaded & heavy == set()

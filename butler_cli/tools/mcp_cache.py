@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,6 @@ def cache_key(
 ) -> str:
     """The identity of a configured server, as far as it can be known without starting it
     (as JSON text: it holds no secret, and a person can read why an entry was not used)."""
-    import shutil
-
     parts: dict[str, Any] = {"url": url} if url else {}
     if command:
         program = shutil.which(command) or command

@@ -3,11 +3,13 @@
 A tool result is capped like ``read_file`` (64 KiB of text, then a note saying how much was
 cut); an image, a sound or a binary resource is named by its type and size, never pasted into
 the conversation as base64. A failed start is told by its cause: the SDK's task groups wrap the
-real error (a missing program, a timeout, a server that exited) in exception groups.
+real error (a missing program, a timeout, a server that exited) in exception groups. Only the
+client (:mod:`butler_cli.tools.mcp_client`) uses it, so asyncio is loaded already.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -59,8 +61,6 @@ def root_cause(exc: BaseException) -> BaseException:
     """The first real error inside nested exception groups (cancellations are only echoes)."""
     if isinstance(exc, BaseExceptionGroup):
         leaves = [root_cause(inner) for inner in exc.exceptions]
-        import asyncio
-
         real = [e for e in leaves if not isinstance(e, asyncio.CancelledError | GeneratorExit)]
         return (real or leaves or [exc])[0]
     return exc

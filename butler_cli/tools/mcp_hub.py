@@ -1,12 +1,13 @@
 """The MCP servers of one process: started lazily, in parallel, once, and bounded.
 
-The official ``mcp`` SDK is asynchronous; the hub runs every server's session on one
-background event loop and the tool loop calls into it synchronously. Nothing starts until it
-is needed: a server's tool list comes from the cache in the home (:mod:`mcp_cache`) and the
-server is started when one of its tools is called — or listed, when the cache has no good
-entry (then every such server starts at once, side by side). A start is bounded
-(``start_timeout``, default :data:`START_TIMEOUT_S`): one that does not answer in time is
-killed with its whole process group. Its stderr goes to ``mcp-logs/NAME.log`` in the home,
+The official ``mcp`` SDK is asynchronous; its client (:mod:`mcp_client`, loaded when a server
+first starts — MCP's one lazy point) runs every server's session on one background event loop
+and the tool loop calls into it synchronously. Nothing starts until it is needed: a server's
+tool list comes from the cache in the home (:mod:`mcp_cache`) and the server is started
+when one of its tools is called — or listed, when the cache has no good entry (then every
+such server starts at once, side by side). A start is bounded (``start_timeout``, default
+:data:`START_TIMEOUT_S`): one that does not answer in time is killed with its whole process
+group. Its stderr goes to ``mcp-logs/NAME.log`` in the home,
 never to the terminal, and a failure is told in one line by its real cause. A server that
 failed, or died, stays so for the rest of the process: a process (a chat, `butler serve`, one
 run) starts each server at most once.
@@ -14,22 +15,17 @@ run) starts each server at most once.
 
 from __future__ import annotations
 
-import atexit
 import fnmatch
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
-from butler_cli.core.together import on_interrupt
 from butler_cli.tools.mcp_cache import Listing, ToolCache, ToolInfo, cache_key
-from butler_cli.tools.mcp_content import one_line, result_text, start_failure
 
-if TYPE_CHECKING:  # the event loop and its futures load when a server first starts
-    import asyncio
-    from concurrent.futures import Future
+if TYPE_CHECKING:  # the client (asyncio, anyio, the SDK) loads when a server first starts
+    from butler_cli.tools.mcp_client import Live, McpClient
 
 START_TIMEOUT_S = 10.0
 CALL_TIMEOUT_S = 120.0
@@ -79,13 +75,6 @@ class McpServer:
 
 
 @dataclass
-class _Live:
-    session: Any
-    listing: Listing
-    stop: asyncio.Event
-
-
-@dataclass
 class McpHub:
     """Every configured server of this process, each started at most once."""
 
@@ -93,12 +82,10 @@ class McpHub:
     home: Path
     failures: dict[str, str] = field(default_factory=dict)
     _hidden: set[Path] = field(default_factory=set)
-    _live: dict[str, _Live] = field(default_factory=dict)
+    _live: dict[str, Live] = field(default_factory=dict)
     _listings: dict[str, Listing] = field(default_factory=dict)
-    _done: dict[str, Future[None]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
+    _client: McpClient | None = None
 
     def __post_init__(self) -> None:
         self.cache = ToolCache(self.home)
@@ -133,7 +120,7 @@ class McpHub:
             self._start(missing)
             return dict(self._listings)
 
-    def ensure(self, server: McpServer) -> _Live:
+    def ensure(self, server: McpServer) -> Live:
         """The server's running session, started now if need be (McpUnavailable if not)."""
         with self._lock:
             if server.name not in self._live and server.name not in self.failures:
@@ -150,191 +137,37 @@ class McpHub:
         """Start ``servers`` side by side and wait for each to answer or fail (bounded)."""
         if not servers:
             return
-        import asyncio
-        from concurrent.futures import Future
-        from concurrent.futures import wait as wait_all
+        if self._client is None:
+            # the one lazy point of MCP: the event loop, anyio and the SDK
+            from butler_cli.tools.mcp_client import McpClient
 
-        loop = self._running_loop()
-        readies: list[tuple[McpServer, Future[_Live], str]] = []
-        for server in servers:
-            ready: Future[_Live] = Future()
-            log, mark = self._open_log(server)
-            serving = asyncio.run_coroutine_threadsafe(self._serve(server, ready, log), loop)
-            self._done[server.name] = serving
-            readies.append((server, ready, mark))
-        longest = max(s.start_timeout for s in servers)
-        wait_all([r for _, r, _ in readies], timeout=longest + 10)  # a kill takes a few s
-        for server, ready, mark in readies:
-            try:
-                live = ready.result(timeout=0)
-            except BaseException as exc:  # told in one line; the butler goes on without it
-                last = self._last_words(server, mark)
-                self.failures[server.name] = start_failure(exc, server.start_timeout, last)
-                continue
-            self._live[server.name] = live
-            self._listings[server.name] = live.listing
-            self.cache.put(server.name, live.listing, list(server.env))
-
-    async def _serve(self, server: McpServer, ready: Future[_Live], log: TextIO) -> None:
-        import asyncio
-
-        import anyio
-        from mcp import ClientSession
-
-        stop = asyncio.Event()
-        try:
-            async with (
-                _transport(server, log, sorted(self._hidden)) as (reader, writer),
-                ClientSession(reader, writer) as session,
-            ):
-                with anyio.fail_after(server.start_timeout):
-                    init = await session.initialize()
-                    listed = await session.list_tools()
-                info = init.server_info
-                ready.set_result(_Live(session, _listing(server.key, info, listed.tools), stop))
-                await stop.wait()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
-        finally:
-            log.close()
+            self._client = McpClient(self.log_dir)
+        started, failed = self._client.start(servers, sorted(self._hidden))
+        self.failures.update(failed)
+        for name, live in started.items():
+            server = next(s for s in servers if s.name == name)
+            self._live[name] = live
+            self._listings[name] = live.listing
+            self.cache.put(name, live.listing, list(server.env))
 
     # -- calling -----------------------------------------------------------------------------
 
     def call(self, server: McpServer, tool: str, args: dict[str, Any]) -> str:
         """Call ``tool``; the result's text, capped. A failed call raises with the server's
         words (an error result for the model)."""
-        import asyncio
-
         live = self.ensure(server)
-        assert self._loop is not None
-        future = asyncio.run_coroutine_threadsafe(live.session.call_tool(tool, args), self._loop)
-        try:  # Ctrl-C, or the timeout, cancels the request; other calls go on meanwhile
-            with on_interrupt(future.cancel):
-                result = future.result(timeout=CALL_TIMEOUT_S)
-        except Exception as exc:
-            raise RuntimeError(
-                f"MCP server '{server.name}': {start_failure(exc, CALL_TIMEOUT_S, '')}"
-            ) from exc
-        finally:
-            future.cancel()  # a no-op once it is done
-        text = result_text(result.content)
-        if getattr(result, "is_error", False):
-            raise RuntimeError(text or f"{server.name}{SEP}{tool} failed")
-        return text
+        assert self._client is not None
+        return self._client.call(live, server.name, tool, args)
 
     def fresh(self, server: McpServer, tool: str) -> ToolInfo | None:
         """The tool as the running server lists it now (starting it if need be)."""
         live = self.ensure(server)
         return next((t for t in live.listing.tools if t.name == tool), None)
 
-    # -- plumbing ----------------------------------------------------------------------------
-
-    def _running_loop(self) -> asyncio.AbstractEventLoop:
-        import asyncio
-        import logging
-
-        if self._loop is None:
-            logging.getLogger("mcp").addHandler(logging.NullHandler())  # never on the screen
-            logging.getLogger("mcp").propagate = False
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(
-                target=self._loop.run_forever, name="butler-mcp", daemon=True
-            )
-            self._thread.start()
-            atexit.register(self.close)
-        return self._loop
-
-    def _open_log(self, server: McpServer) -> tuple[TextIO, str]:
-        """The server's log, opened for appending its stderr, with a line that marks this
-        start (what follows it is what the server said this time)."""
-        from butler_cli.store.files import ensure_private_dir
-
-        ensure_private_dir(self.log_dir)
-        path = self.log_dir / f"{server.name}.log"
-        try:
-            if path.stat().st_size > LOG_KEEP_BYTES:
-                os.replace(path, path.with_name(path.name + ".1"))
-        except OSError:
-            pass
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-        log = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
-        mark = f"--- butler starts {server.name} (pid {os.getpid()}, {id(log):x})"
-        log.write(mark + "\n")
-        log.flush()
-        return log, mark
-
-    def _last_words(self, server: McpServer, mark: str) -> str:
-        """The last line the server wrote to its log since ``mark``."""
-        try:
-            with open(self.log_dir / f"{server.name}.log", "rb") as fh:
-                fh.seek(max(0, os.fstat(fh.fileno()).st_size - 65536))
-                text = fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        said = text.rpartition(mark)[2] if mark in text else ""
-        lines = [ln for ln in said.splitlines() if ln.strip()]
-        return one_line(lines[-1], 200) if lines else ""
-
     def close(self) -> None:
         """Stop every server (each is killed with its group if it does not exit)."""
-        from concurrent.futures import wait as wait_all
-
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None or not thread.is_alive():
-            return
-        for live in self._live.values():
-            loop.call_soon_threadsafe(live.stop.set)
-        for name, task in self._done.items():  # a start still under way (Ctrl-C): cancelled,
-            if name not in self._live:  # which kills what it started
-                task.cancel()
-        wait_all(self._done.values(), timeout=8)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=5)
-
-
-def _listing(key: str, info: Any, tools: Sequence[Any]) -> Listing:
-    found = []
-    for tool in tools:
-        hints = tool.annotations
-        found.append(
-            ToolInfo(
-                tool.name,
-                tool.description or "",
-                dict(tool.input_schema or {"type": "object"}),
-                getattr(hints, "read_only_hint", None) if hints else None,
-                getattr(hints, "destructive_hint", None) if hints else None,
-            )
-        )
-    reported = f"{getattr(info, 'name', '')} {getattr(info, 'version', '')}".strip()
-    return Listing(key, reported, tuple(found))
-
-
-def _transport(server: McpServer, log: TextIO, hidden: Sequence[Path]) -> Any:
-    """The SDK's client transport for this server: stdio (in the sandbox unless the config
-    says ``sandbox = false``; stderr to its log) or streamable HTTP."""
-    if server.url:
-        from mcp.client.streamable_http import streamable_http_client
-
-        return streamable_http_client(server.url)
-    import shutil
-
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    from butler_cli.tools.redact import child_env
-
-    assert server.command is not None
-    env = child_env(server.env)  # the allowlist and what the config passes, never keys
-    program = shutil.which(server.command, path=env.get("PATH"))
-    if program is None:
-        raise FileNotFoundError(2, "No such file or directory (or not on PATH)", server.command)
-    argv = [program, *server.args]
-    if server.sandbox:
-        from butler_cli.tools.sandbox import detect_sandbox
-
-        argv = detect_sandbox().wrap_server(argv, Path.cwd(), hidden)
-    return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:], env=env), errlog=log)
+        if self._client is not None:
+            self._client.close()
 
 
 _HUBS: dict[tuple[str, str], McpHub] = {}
