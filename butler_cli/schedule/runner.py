@@ -12,16 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from butler_cli.app.config.options import RunOptions
-from butler_cli.app.run.butler import Butler
 from butler_cli.app.run.masking import masked
-from butler_cli.app.run.session import Sessions
 from butler_cli.core.errors import ButlerError
 from butler_cli.hooks import Hook, fire, task_event
 from butler_cli.schedule.cron import utc_now as utc_now
 from butler_cli.schedule.store import Job, ScheduleStore
+
+if TYPE_CHECKING:
+    from butler_cli.app.run.session import Sessions
 
 Clock = Callable[[], datetime]
 #: How often a running scheduler looks at the store (schedules added meanwhile are seen).
@@ -39,31 +39,6 @@ class Finished:
     text: str
     error: str | None
     hook_problem: str | None
-
-
-def run_job(
-    job: Job, sessions: Sessions | None = None
-) -> tuple[str, str | None, str, str | None, dict[str, str] | None]:
-    """Run the job's task once, unattended: (status, park_id, text, error, approval).
-
-    The options are the ones the schedule was made with; no ``--yes-safe``, no decision from
-    anywhere — an approval parks, as in `butler run`. With ``sessions`` the run is on a kept
-    session of the job's model, policy and folder (built at its first due run, rebuilt when
-    its config or policy file changes), else on one of its own."""
-    opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)
-    try:
-        if sessions is None:
-            butler = Butler.build(opts, cwd=Path(job.folder))
-        else:
-            butler = Butler(sessions.lend(opts, Path(job.folder)), release=sessions.give_back)
-        with butler:  # closed, or its session given back
-            butler.notifier.schedule = job.id  # its [hooks] name the schedule, as --on-park does
-            report = butler.run_task(job.task)
-    except ButlerError as exc:
-        return "failed", None, "", exc.message, None
-    except Exception as exc:  # one job's failure never stops the scheduler
-        return "failed", None, "", f"{type(exc).__name__}: {exc}", None
-    return report.status, report.park_id, report.text, report.error, report.approval
 
 
 Runner = Callable[[Job], tuple[str, str | None, str, str | None, dict[str, str] | None]]
@@ -86,7 +61,13 @@ class Scheduler:
         one line, each distinct reason the store cannot be used (the scheduler keeps trying)."""
         self.store = store
         self.clock = clock
-        self.runner: Runner = runner or partial(run_job, sessions=sessions)
+        if runner is None:
+            # the scheduler's edge: running a job builds a Butler, which `schedule list`,
+            # `add` and `pause` never need (they import this module for the clock and types)
+            from butler_cli.schedule.unattended import run_job
+
+            runner = partial(run_job, sessions=sessions)
+        self.runner: Runner = runner
         self.on_finished = on_finished
         self.on_problem = on_problem
         self._said: set[str] = set()
