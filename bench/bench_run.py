@@ -36,6 +36,7 @@ def median_runs(
     runs: int,
     env: dict[str, str],
     paths: dict[str, str | None],
+    least: dict[str, float] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Median wall and CPU (user + system) seconds of each command, runs interleaved. CPU time
     moves far less than wall time when the shared machine is busy."""
@@ -59,6 +60,8 @@ def median_runs(
             wall[name].append(time.perf_counter() - start)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    if least is not None:  # the least CPU time: what the work costs when nothing interrupts it
+        least.update({n: min(cpu[n]) for n in commands})
     return {n: (statistics.median(wall[n]), statistics.median(cpu[n])) for n in commands}
 
 
@@ -84,6 +87,7 @@ def main() -> None:
         default=[],
         help="a checkout whose butler_cli to time beside this one (repeatable)",
     )
+    parser.add_argument("--runs", type=int, default=RUNS, help="interleaved rounds")
     args = parser.parse_args()
     py, butler = str(BIN / "python"), str(BIN / "butler")
     compile_trees(py, args.before)
@@ -103,13 +107,14 @@ def main() -> None:
         for i, before in enumerate(args.before):
             commands[f"before{i}"] = [py, "-P", "-c", entry, *run[1:]]
             paths[f"before{i}"] = before
-        med = median_runs(commands, RUNS, env, paths)
+        least: dict[str, float] = {}
+        med = median_runs(commands, args.runs, env, paths, least)
     (floor, floor_cpu) = med["floor"]
-    print("| measure | wall, median | ratio | CPU, median | ratio | target |")
-    print("|---|---|---|---|---|---|")
+    print("| measure | wall, median | ratio | CPU, median | ratio | CPU, least | ratio | target |")
+    print("|---|---|---|---|---|---|---|---|")
     print(
         f"| floor: import typer, rich.console, pydantic, platformdirs | {floor * 1000:.0f} ms "
-        f"| 1.00x | {floor_cpu * 1000:.0f} ms | 1.00x | |"
+        f"| 1.00x | {floor_cpu * 1000:.0f} ms | 1.00x | {least['floor'] * 1000:.0f} ms | 1.00x | |"
     )
     rows = [(f"before{i}", f"`butler run`, one round, `{b}`") for i, b in enumerate(args.before)]
     rows.append(("run", ""))
@@ -121,9 +126,11 @@ def main() -> None:
         if key == "run":
             label = "`butler run`, one round"
             target = "≤ 1.5x " + ("✓" if wall / floor <= 1.5 else "✗")
+        low = least[key]
         print(
             f"| {label} | {wall * 1000:.0f} ms | {wall / floor:.2f}x | {cpu * 1000:.0f} ms "
-            f"| {cpu / floor_cpu:.2f}x | {target} |"
+            f"| {cpu / floor_cpu:.2f}x | {low * 1000:.0f} ms | {low / least['floor']:.2f}x "
+            f"| {target} |"
         )
 
 
