@@ -1,7 +1,7 @@
 """Which way the imports point: the layers of docs/architecture.md as a table, read from the
 code. Every import of one butler folder by another must be an edge below (down a layer, or
-a sideways edge named here); the surfaces' imports of the adapters under ``app/`` are a debt
-listed file by file, which may shrink and must never grow."""
+a sideways edge named here), a surface reaches the adapters only through ``app/``, and a
+function imports only at a named lazy point (``LAZY``)."""
 
 from __future__ import annotations
 
@@ -61,10 +61,6 @@ SIDEWAYS = {
 #: below it — a surface parses, calls ``app/``, renders.
 ADAPTERS = {"store", "memory", "policy", "providers", "tools"}
 
-#: Surfaces that still reach past ``app/`` to an adapter: the debt of issue 23, by file.
-#: Remove a row when its file goes through ``app/``; never add one.
-DEBT: dict[tuple[str, str], set[str]] = {}
-
 
 def imports() -> dict[tuple[str, str], set[str]]:
     """(importing folder, imported folder) → the files with such an import, at any depth
@@ -105,30 +101,18 @@ def test_imports_point_down_or_along_a_named_edge() -> None:
             continue
         if (src, dst) in SIDEWAYS:
             continue
-        extra = files - DEBT.get((src, dst), set())
-        if extra:
-            wrong.append(f"{src} -> {dst}: {sorted(extra)}")
+        wrong.append(f"{src} -> {dst}: {sorted(files)}")
     assert wrong == [], "\n".join(wrong)
-
-
-def test_the_surfaces_debt_names_only_real_imports() -> None:
-    """A debt row whose import is gone is deleted, so the list only ever shrinks."""
-    edges = imports()
-    stale = {
-        (edge, f) for edge, files in DEBT.items() for f in files if f not in edges.get(edge, set())
-    }
-    assert stale == set(), f"remove from DEBT: {sorted(stale)}"
 
 
 def test_cli_imports_nothing_below_app_but_core() -> None:
     """Issue 23: a command parses, calls ``app/``, renders. Below ``app/`` it may name only
-    ``core`` (its types and errors); the files still in DEBT are the exception, row by row."""
+    ``core`` (its types and errors)."""
     below = {
         (dst, f)
         for (src, dst), files in imports().items()
         if src == "cli" and LEVEL[dst] < LEVEL["app"] and dst not in {"core", "__version__"}
         for f in files
-        if f not in DEBT.get((src, dst), set())
     }
     assert below == set()
 
@@ -224,10 +208,6 @@ LAZY = {
     "`stream-json` load none",
 }
 
-#: Files that still import inside functions beyond :data:`LAZY` — the debt of issue 23.
-#: Remove a file's row when its imports are at the top or at a named lazy point; never add one.
-LOCAL_DEBT = {}
-
 
 def _local_imports(path: Path) -> list[tuple[int, str]]:
     """(line, module) of every import inside a function of ``path``."""
@@ -256,19 +236,7 @@ def test_imports_inside_functions_are_named_lazy_points() -> None:
     wrong = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel in LOCAL_DEBT:
-            continue
         wrong += [f"{rel}:{line} {mod}" for line, mod in _local_imports(path) if not _named(mod)]
     assert wrong == [], "move to the top of the module, or name the edge in LAZY:\n" + "\n".join(
         wrong
     )
-
-
-def test_the_local_debt_names_only_real_imports() -> None:
-    """A debt row whose file imports only named lazy points is deleted: the list only shrinks."""
-    stale = [
-        rel
-        for rel in sorted(LOCAL_DEBT)
-        if all(_named(mod) for _, mod in _local_imports(PACKAGE / rel))
-    ]
-    assert stale == [], f"remove from LOCAL_DEBT: {stale}"
