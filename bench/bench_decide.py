@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_inbox import start_serve  # noqa: E402
 from common import BIN, compile_checkouts  # noqa: E402
 
-from butler_cli.schedule.store import ScheduleStore  # noqa: E402
+from butler_cli.store.outcomes import KeptOutcome, OutcomeLog  # noqa: E402
 
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "mcp_notes_server.py"
 
@@ -96,13 +96,18 @@ def post_decision(base: str, token: str, park_id: str) -> dict[str, object]:
         return dict(json.loads(res.read()))
 
 
+def outcome_of(store: OutcomeLog, park_id: str) -> KeptOutcome | None:
+    """The inbox's kept outcome of ``park_id`` (its own store since issue 23), if written."""
+    return next((o for o in store.recent(50)[0] if o.park == park_id), None)
+
+
 def measure(runs: int, servers: int) -> tuple[float, float, float]:
     """Median seconds of (resume, inbox with a new context, inbox with a kept session)
     approvals in a home with ``servers`` MCP servers."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         home, work, env = write_home(root, servers)
-        store = ScheduleStore(home)
+        store = OutcomeLog(home)
         proc, port, token = start_serve(env, cwd=work)
         base = f"http://127.0.0.1:{port}"
         resume: list[float] = []
@@ -125,14 +130,13 @@ def measure(runs: int, servers: int) -> tuple[float, float, float]:
                     (park(root, work, env, 2 * n + 1), inbox),
                     (park(root, work, env, "-one"), kept),
                 ):
-                    before = len(store.runs())
                     start = time.perf_counter()
                     answer = post_decision(base, token, pid)
-                    while len(store.runs()) == before or not store.runs()[0].finished_at:
+                    while (kept_outcome := outcome_of(store, pid)) is None:
                         time.sleep(0.01)  # answered "continuing": wait for the recorded outcome
                     into.append(time.perf_counter() - start)
                     assert answer.get("ok"), answer
-                    assert store.runs()[0].status == "done", store.runs()[0]
+                    assert kept_outcome.status == "done", kept_outcome
         finally:
             proc.terminate()
             proc.wait(timeout=60)
