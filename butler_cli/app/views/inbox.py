@@ -176,7 +176,7 @@ def signature(home: Path, also: Sequence[str] = ()) -> str:
     folder = home / "parks"
     if folder.is_dir():
         with os.scandir(folder) as it:
-            parts.extend(f"{e.name}:{e.stat().st_mtime_ns}" for e in it if e.name.endswith(".json"))
+            parts.extend(_park_stamp(e) for e in it if e.name.endswith(".json"))
     for name in also:
         try:
             st = (home / name).stat()
@@ -185,6 +185,15 @@ def signature(home: Path, also: Sequence[str] = ()) -> str:
             pass
     files = _files_part(_stamp(f) for f in _watched.get(str(home), {}))
     return f"{hash('|'.join(sorted(parts))) & 0xFFFFFFFFFFFF}-{files}"
+
+
+def _park_stamp(entry: os.DirEntry[str]) -> str:
+    """A park file's name and time; one decided and removed since the folder was listed is
+    stamped as gone (it was a 500 for the page that asked at that moment)."""
+    try:
+        return f"{entry.name}:{entry.stat().st_mtime_ns}"
+    except FileNotFoundError:
+        return f"{entry.name}:gone"
 
 
 def inbox_outcomes(home: Path, limit: int = 20) -> tuple[list[Outcome], str | None]:
