@@ -67,6 +67,35 @@ def test_a_copy_taken_after_the_decision_does_not_run_again(
     assert (workdir / "victim.txt").read_text() == "v2"
 
 
+def test_a_torn_ledger_line_does_not_swallow_the_next_decision(
+    butler, script, workdir, butler_home
+) -> None:
+    """A crash or a full disk mid-append leaves the ledger's last line torn (no newline). The
+    next decision's line was written straight onto it: one line that is not JSON, so the
+    decision was not on record. A crash after the action, and a pending copy of the park put
+    back, then ran the action a second time."""
+    (workdir / "victim.txt").write_text("v1")
+    model = script({"tool_calls": [call("delete_file", "d1", path="victim.txt")]}, {"text": "ok"})
+    assert butler("run", "--model", model, "tidy").returncode == 3
+    park = pending_id(butler)
+    park_file = butler_home / "parks" / f"{park}.json"
+    saved = park_file.read_bytes()
+    ledger = butler_home / "decided.jsonl"
+    ledger.write_bytes(b'{"park":"aaaaaaaa","event":"dec')  # an earlier append cut short
+    r = butler("resume", park, "--approve", env={"BUTLER_TEST_CRASH_AT": "action-ran"})
+    assert r.returncode != 0  # killed after the delete, before "resolved" is written
+    assert not (workdir / "victim.txt").exists()
+    (workdir / "victim.txt").write_text("v2")  # the person makes it again
+    park_file.write_bytes(saved)  # ...and the pending copy of the park comes back
+    r = butler("resume", park, "--approve")
+    assert r.returncode == 5, (r.stdout, r.stderr)
+    assert "already decided" in r.stderr and "Traceback" not in r.stderr
+    assert (workdir / "victim.txt").read_text() == "v2"  # it did not run twice
+    lines = ledger.read_bytes().splitlines()
+    assert lines[0] == b'{"park":"aaaaaaaa","event":"dec'  # the torn line is left as it was
+    assert json.loads(lines[1])["park"] == park
+
+
 def test_resume_time_verdicts_are_audited(butler, script, workdir, butler_home, tmp_path) -> None:
     policy = tmp_path / "pol.py"
     policy.write_text(

@@ -188,14 +188,32 @@ def read_no_follow(path: Path) -> bytes:
     return read_regular(path, follow_symlinks=False)
 
 
-def append_line(path: Path, line: str) -> None:
-    """Append one line (a single write, O_APPEND) to a 0600 file."""
+def append_line(path: Path, line: str, *, durable: bool = False, what: str = "") -> None:
+    """Append one line (a single write, O_APPEND) to a 0600 regular file. A last line left
+    torn by a crash or a full disk (no newline) is closed off first, so this line is never
+    written onto it and lost with it; the torn one stays as it was. ``durable``: fsynced
+    before this returns (and the folder, for a new file). ``what`` names the file in the
+    error ("the decided-park ledger")."""
     ensure_private_dir(path.parent)
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        created = durable and not os.path.lexists(path)
+        # read and write (O_RDWR): the last byte is read through the same descriptor, and a
+        # FIFO put in the file's place opens at once instead of waiting for a reader
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         try:
-            os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFile(0, f"not a regular file ({_kind(st.st_mode)})", str(path))
+            if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                data = b"\n" + data
+            os.write(fd, data)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
+        if created:
+            fsync_dir(path.parent)
     except OSError as exc:
-        raise StorageError(f"cannot append to {path}: {exc.strerror or exc}") from exc
+        where = f"{what} {path}" if what else str(path)
+        raise StorageError(f"cannot append to {where}: {exc.strerror or exc}") from exc

@@ -10,13 +10,12 @@ line says so. A pending park whose id is here, or any park whose round finished,
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from butler_cli.core.errors import ParkError, StorageError
-from butler_cli.store.files import ensure_private_dir, fsync_dir, read_no_follow
+from butler_cli.core.errors import ParkError
+from butler_cli.store.files import append_line, read_no_follow
 
 LEDGER_FILE = "decided.jsonl"
 LedgerEvent = Literal["decided", "resolved"]
@@ -53,25 +52,12 @@ class DecisionLedger:
         return found
 
     def record(self, park_id: str, event: LedgerEvent) -> None:
-        """Append one line and fsync it before returning: it must outlive any action."""
-        ensure_private_dir(self.path.parent)
+        """Append one line and fsync it before returning: it must outlive any action. A torn
+        last line (a crash mid-append) is closed off first, or this one would be unreadable."""
         entry = {
             "park": park_id,
             "event": event,
             "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
         }
-        line = json.dumps(entry, separators=(",", ":")) + "\n"
-        created = not self.path.exists()
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8"))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise StorageError(
-                f"cannot append to the decided-park ledger {self.path}: {exc.strerror or exc}"
-            ) from exc
-        if created:
-            fsync_dir(self.path.parent)
+        line = json.dumps(entry, separators=(",", ":"))
+        append_line(self.path, line, durable=True, what="the decided-park ledger")

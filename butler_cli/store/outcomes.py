@@ -129,23 +129,10 @@ class OutcomeLog:
         return found, bad
 
     def add(self, outcome: KeptOutcome) -> None:
-        """Append one outcome (after a newline if the file ends in a torn line)."""
-        lead = "\n" if self._torn() else ""
-        line = json.dumps(asdict(outcome), ensure_ascii=False, separators=(",", ":"))
-        append_line(self.path, lead + line)
-
-    def _torn(self) -> bool:
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-        except OSError:
-            return False  # none yet, or unwritable: the append says so
-        try:
-            size = os.fstat(fd).st_size
-            return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
+        """Append one outcome (``append_line`` closes off a torn last line first)."""
+        append_line(
+            self.path, json.dumps(asdict(outcome), ensure_ascii=False, separators=(",", ":"))
+        )
 
     def problem(self, bad: int) -> str | None:
         """The one line that names the lines that are not outcomes, if any."""
