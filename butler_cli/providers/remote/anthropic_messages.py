@@ -186,14 +186,7 @@ class AnthropicModel(RemoteModel):
     def new_client(self, key: str) -> Any:
         import anthropic
 
-        return anthropic.Anthropic(
-            api_key=key,
-            base_url=self.endpoint.base_url,
-            max_retries=0,
-            timeout=120,
-            # a redirect is an error, never followed: the key goes to the URL it is for only
-            http_client=anthropic.DefaultHttpxClient(follow_redirects=False),
-        )
+        return self.guarded(anthropic.Anthropic, anthropic.DefaultHttpxClient, key)
 
     def stream(self, request: ModelRequest) -> ModelResponse:
         body = to_wire(request, self.endpoint.model, self.endpoint.options)

@@ -91,6 +91,18 @@ class RemoteModel:
     def new_client(self, key: str) -> Any:
         raise NotImplementedError
 
+    def guarded(self, make: Callable[..., Any], http: Callable[..., Any], key: str) -> Any:
+        """An SDK's client with the guards every provider gets: no retries of its own
+        (``complete`` retries, bounded), two minutes a request, and a redirect is an error,
+        never followed — the key goes to the URL it is for only."""
+        return make(
+            api_key=key,
+            base_url=self.endpoint.base_url,
+            max_retries=0,
+            timeout=120,
+            http_client=http(follow_redirects=False),
+        )
+
     def stream(self, request: ModelRequest) -> ModelResponse:
         """Send one request and assemble its streamed answer."""
         raise NotImplementedError

@@ -92,14 +92,7 @@ class OpenAIChatModel(RemoteModel):
     def new_client(self, key: str) -> Any:
         import openai
 
-        return openai.OpenAI(
-            api_key=key,
-            base_url=self.endpoint.base_url,
-            max_retries=0,
-            timeout=120,
-            # a redirect is an error, never followed: the key goes to the URL it is for only
-            http_client=openai.DefaultHttpxClient(follow_redirects=False),
-        )
+        return self.guarded(openai.OpenAI, openai.DefaultHttpxClient, key)
 
     def stream(self, request: ModelRequest) -> ModelResponse:
         body = to_wire(request, self.endpoint.model)
