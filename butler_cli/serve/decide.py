@@ -15,7 +15,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from butler_cli.app.parks.decisions import RoundAnswer, load_park
 from butler_cli.app.run.report import TaskReport
 from butler_cli.app.run.session import Sessions
 from butler_cli.app.run.tasks import resume_park
-from butler_cli.app.views.inbox import record_outcome
+from butler_cli.app.views.inbox import now_stamp, record_outcome
 from butler_cli.core.errors import DECIDED, TAMPERED, ButlerError, ParkError
 from butler_cli.core.notices import notice
 from butler_cli.core.park import Decision
@@ -81,13 +80,14 @@ class Decider:
         finished = threading.Event()
 
         def work() -> None:
-            ended: list[_Ended] = []
+            ended: _Ended | None = None
             try:
-                said.append(self._decide(park_id, answer, keep, ended))
+                told, ended = self._decide(park_id, answer, keep)
+                said.append(told)
             finally:
                 with self._lock:  # kept and no longer running in one step (see the module)
-                    for end in ended:
-                        self._record(end)
+                    if ended is not None:
+                        self._record(ended)
                     self._running.pop(threading.current_thread(), None)
                 finished.set()
 
@@ -104,19 +104,22 @@ class Decider:
             "will appear under Recent outcomes",
         )
 
-    def _decide(self, park_id: str, answer: RoundAnswer, keep: bool, ended: list[_Ended]) -> Answer:
-        """Decide and continue; what the task came to goes to ``ended`` (kept by the caller)."""
-        started = _now()
+    def _decide(
+        self, park_id: str, answer: RoundAnswer, keep: bool
+    ) -> tuple[Answer, _Ended | None]:
+        """Decide and continue: what to tell the page, and what the task came to (to be kept
+        by the caller; none when nothing was decided)."""
+        started = now_stamp()
         try:
             report = decide_and_continue(park_id, answer, keep, self.sessions)
         except ParkError as exc:
-            return Answer(False, _refusal(park_id, exc, self.sessions.home))
+            return Answer(False, _refusal(park_id, exc, self.sessions.home)), None
         except ButlerError as exc:
-            return Answer(False, exc.message)
+            return Answer(False, exc.message), None
         except Exception as exc:  # the server stays up; the park keeps its recorded state
-            ended.append(_Ended(park_id, "failed", started, error=f"{type(exc).__name__}: {exc}"))
-            return Answer(False, f"park {park_id}: the task failed: {exc}")
-        ended.append(_Ended(park_id, report.status, started, report))
+            failed = _Ended(park_id, "failed", started, error=f"{type(exc).__name__}: {exc}")
+            return Answer(False, f"park {park_id}: the task failed: {exc}"), failed
+        ended = _Ended(park_id, report.status, started, report)
         word = (
             _marked(answer.each)
             if answer.each
@@ -131,7 +134,7 @@ class Decider:
             "parked": f"parked again ({report.park_id})",
             "limit": "stopped at the round limit",
         }.get(report.status, f"failed: {report.error}")
-        return Answer(True, f"park {park_id} {word}; the task {what}", report.status)
+        return Answer(True, f"park {park_id} {word}; the task {what}", report.status), ended
 
     def _record(self, end: _Ended) -> None:
         """Keep what the decision came to; a store that cannot take it is said in one line
@@ -171,10 +174,6 @@ class _Ended:
     started_at: str
     report: TaskReport | None = None
     error: str | None = None
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _marked(each: Mapping[str, Decision]) -> str:

@@ -222,6 +222,11 @@ def inbox_outcomes(home: Path, limit: int = 20) -> tuple[list[Outcome], str | No
     return rows, log.problem(bad)
 
 
+def now_stamp() -> str:
+    """The time an outcome is kept with: UTC, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
 def record_outcome(
     home: Path,
     park_id: str,
@@ -235,7 +240,7 @@ def record_outcome(
 ) -> None:
     """Keep what became of a decision made in the inbox (its words masked first). A store
     that cannot be written raises StorageError: the decision itself stands."""
-    now = datetime.now(UTC).isoformat(timespec="seconds")
+    now = now_stamp()
     OutcomeLog(home).add(
         KeptOutcome(
             park=park_id,
