@@ -28,6 +28,18 @@ def two_writes(script: Any, then: str = "Both done.") -> str:
     )
 
 
+def parked_with_b_refused(butler: Any, script: Any, tmp_path: Path) -> str:
+    """The two writes under a policy that refuses b.txt and asks about a.txt: the park's id."""
+    policy = tmp_path / "pol.py"
+    policy.write_text(
+        "from butler_cli import approve, refuse\n\ndef classify(name, args):\n"
+        "    return refuse('not b') if str(args.get('path')).endswith('b.txt') else approve('ask')\n"
+    )
+    ran = butler("run", "--model", two_writes(script), "--policy", f"{policy}:classify", "go")
+    assert ran.returncode == 3, ran.stderr
+    return str(json.loads(butler("pending", "--json").stdout)[0]["id"])
+
+
 def park_two(butler: Any, script: Any) -> tuple[str, dict[str, Any]]:
     ran = butler("run", "--model", two_writes(script), "write both", "--json")
     assert ran.returncode == 3, ran.stderr
@@ -87,14 +99,7 @@ def test_resume_deny_runs_neither(butler: Any, script: Any, workdir: Path) -> No
 def test_a_refusal_by_the_policy_is_never_laundered(
     butler: Any, script: Any, workdir: Path, tmp_path: Path
 ) -> None:
-    policy = tmp_path / "pol.py"
-    policy.write_text(
-        "from butler_cli import approve, refuse\n\ndef classify(name, args):\n"
-        "    return refuse('not b') if str(args.get('path')).endswith('b.txt') else approve('ask')\n"
-    )
-    ran = butler("run", "--model", two_writes(script), "--policy", f"{policy}:classify", "go")
-    assert ran.returncode == 3, ran.stderr
-    park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
+    park_id = parked_with_b_refused(butler, script, tmp_path)
     shown = json.loads(butler("show", park_id, "--json").stdout)
     assert len(shown.get("approvals", [shown["approval"]])) == 1  # b.txt is not asked
     assert butler("resume", park_id, "--approve").returncode == 0
@@ -250,14 +255,7 @@ def test_a_forged_per_call_mark_decides_nothing(
     refused whole — nothing is decided, nothing runs, the park stays pending."""
     from serve_support import start_serve
 
-    policy = tmp_path / "pol.py"
-    policy.write_text(
-        "from butler_cli import approve, refuse\n\ndef classify(name, args):\n"
-        "    return refuse('not b') if str(args.get('path')).endswith('b.txt') else approve('ask')\n"
-    )
-    ran = butler("run", "--model", two_writes(script), "--policy", f"{policy}:classify", "go")
-    assert ran.returncode == 3, ran.stderr
-    park_id = json.loads(butler("pending", "--json").stdout)[0]["id"]
+    park_id = parked_with_b_refused(butler, script, tmp_path)
     asked = json.loads(butler("show", park_id, "--json").stdout)["approval"]["call_id"]
     served = start_serve(butler_home, workdir)
     try:
