@@ -267,6 +267,28 @@ def imported_before_prompt(child: Any) -> set[str]:
     }
 
 
+def bare_prompt_imports() -> set[str]:
+    """Every module a bare prompt-toolkit prompt (no butler at all) has imported when it is
+    drawn, in this environment: what prompt-toolkit and its own unpinned dependencies load is
+    theirs to choose (wcwidth 0.9.5 brought `dataclasses`), so a start-up import test compares
+    the butler's start against this, measured now, instead of a list fixed on the day it was
+    written."""
+    import pexpect
+
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in TERMINAL_SIZE},
+        "TERM": "xterm",
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+        "NO_COLOR": "1",
+        "PYTHONPROFILEIMPORTTIME": "1",
+    }
+    code = "from prompt_toolkit import PromptSession\nPromptSession().prompt('you › ')\n"
+    child = pexpect.spawn(
+        sys.executable, ["-c", code], env=env, encoding="utf-8", timeout=20, dimensions=(50, 220)
+    )
+    return imported_before_prompt(child)
+
+
 @pytest.fixture
 def fake() -> Any:
     """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats."""

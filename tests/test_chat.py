@@ -8,7 +8,7 @@ import stat
 
 import pexpect
 import pytest
-from conftest import call, imported_before_prompt, spawn_butler
+from conftest import bare_prompt_imports, call, imported_before_prompt, spawn_butler
 
 APPROVE = r"Approve\? \[y/n/l/d/s(/w)?(/a)?\]"
 
@@ -376,7 +376,9 @@ def test_nothing_heavy_is_imported_before_the_first_prompt_is_drawn(
     """The whole start on a real terminal, config file and a stored key included: Python
     reports each import as it finishes (-X importtime, on stderr, the same pty), so every module
     named before the prompt's text was loaded before the prompt was drawn. The butler's build
-    starts after. Without a config file, no TOML parser either."""
+    starts after. Without a config file, no TOML parser either. Judged against a bare
+    prompt-toolkit prompt measured in the same environment (a third party's new release may
+    import more; that is not the butler's start getting heavier)."""
     butler_home.mkdir(parents=True, exist_ok=True)
     if config:
         (butler_home / "config.toml").write_text(
@@ -393,12 +395,16 @@ def test_nothing_heavy_is_imported_before_the_first_prompt_is_drawn(
         BUTLER_MODEL=script({"text": "hi"}),
         XDG_CONFIG_HOME=str(tmp_path / "xdg"),
     )
-    imported = imported_before_prompt(child)
-    assert "prompt_toolkit" in imported  # the check sees the imports at all
-    assert {name.split(".")[0] for name in imported} & HEAVY == set()
-    assert imported & DEFERRED == set()
+    # What a bare prompt-toolkit prompt loads here is prompt-toolkit's choice, not the
+    # butler's: only what the butler's start adds to it is judged.
+    bare = bare_prompt_imports()
+    assert "prompt_toolkit" in bare  # the baseline sees the imports at all
+    added = imported_before_prompt(child) - bare
+    assert "butler_cli.repl.start" in added  # the check sees the butler's own imports
+    assert {name.split(".")[0] for name in added} & HEAVY == set()
+    assert added & DEFERRED == set()
     if not config:
-        assert "tomllib" not in imported
+        assert "tomllib" not in added
 
 
 def test_a_chat_turn_that_never_parks_loads_no_pydantic(butler_home, workdir, script) -> None:

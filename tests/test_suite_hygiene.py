@@ -1,4 +1,5 @@
-"""The suite itself: no test can reach a real provider with the key of whoever runs it."""
+"""The suite itself: no test can reach a real provider with the key of whoever runs it, and a
+clean machine that resolves the newest releases runs it as CI does."""
 
 from __future__ import annotations
 
@@ -43,3 +44,31 @@ def test_a_terminal_size_in_the_environment_does_not_reach_the_test_terminal(
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     assert panel and max(len(line) for line in panel) <= 80, panel
+
+
+def test_every_upper_bound_names_the_release_that_broke_the_butler() -> None:
+    """A fresh clone resolves the newest releases (`.ci/run`, a user's `pip install`): a
+    dependency capped below one must say, on its line, which release broke the butler and how,
+    so the cap is lifted once that is fixed instead of ageing into a stale pin."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    project = tomllib.loads(text)["project"]
+    pinned = [
+        spec
+        for spec in [
+            *project["dependencies"],
+            *(s for extra in project["optional-dependencies"].values() for s in extra),
+        ]
+        if re.search(r"<|==|~=", spec)
+    ]
+    for spec in pinned:
+        line = next(line for line in text.splitlines() if f'"{spec}"' in line)
+        reason = line.partition("#")[2]
+        assert re.search(r"\d+\.\d+", reason) and len(reason.split()) >= 4, (
+            f"{spec}: an upper bound with no release and reason beside it"
+        )
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8")
+    assert "venv --clear" in ci and "--constraint" not in ci and " -c " not in ci
