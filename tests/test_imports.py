@@ -189,7 +189,8 @@ LAZY = {
     "queue": "calls side by side, only in a round with two or more",
     "ctypes": "stopping a call's thread, only on Ctrl-C while calls run side by side",
     "socket": "the network: a round that reads the clock opens none",
-    "butler_cli.tools.sandbox": "the sandbox and its probe, only when run_command is judged",
+    "butler_cli.tools.sandbox": "the sandbox and its probe, only when run_command is judged "
+    "(or an approval kept for a sandboxed run is read or kept)",
     "butler_cli.tools.email": "send_email, only where [smtp] names a server",
     "butler_cli.store.journal": "a resumed round's journal (messages, ledger): `pending` loads none",
     "butler_cli.providers.remote": "the remote models' adapters: a scripted run builds none",

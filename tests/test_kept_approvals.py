@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call
+from conftest import call, json_lines
 from test_inbox_browser import browser, park, served  # noqa: F401 - the inbox's fixtures
+from test_sandbox import needs_bwrap, no_bwrap  # noqa: F401 - bubblewrap there or not
 
 
 def canonical(args: dict[str, Any]) -> str:
@@ -312,3 +313,53 @@ def test_the_inbox_keeps_exactly_the_call_shown_and_never_a_delete(
     eventually(lambda: not (workdir / "old.txt").exists())  # approved, once
     assert len(json.loads(butler("grants", "list", "--json").stdout)) == 1  # not kept
     context.close()
+
+
+@needs_bwrap
+def test_a_command_kept_in_the_sandbox_asks_again_without_one(
+    butler: Any,
+    script: Any,
+    butler_home: Path,
+    folder_a: Path,
+    no_bwrap: dict[str, str],  # noqa: F811
+) -> None:
+    """Issue 31, case 5: a `run_command` kept with `a` while sandboxed ran unasked, with the
+    person's full rights, once bubblewrap was unavailable. Now the approval records it was kept
+    for a sandboxed run, and an unconfined command always asks (never offered `a` either)."""
+    import pexpect
+    from conftest import spawn_butler
+
+    argv = ["sh", "-c", "echo ran > made.txt"]
+    model = script({"tool_calls": [call("run_command", "c1", argv=argv)]}, {"text": "done"})
+    child = spawn_butler(["chat", "--model", model], butler_home, folder_a)
+    try:
+        child.expect("you ›")
+        child.sendline("make the file")
+        child.expect(r"Approve\? \[y/n/l/d/s/a\]")
+        child.sendline("a")
+        child.expect(r"Always allow run_command with exactly .* in .*\? \[y/N\]")
+        child.sendline("y")
+        child.expect("Kept for")
+        child.expect("done")
+        child.expect("you ›")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert (folder_a / "made.txt").read_text() == "ran\n"
+    [kept] = json.loads(butler("grants", "list", "--json").stdout)
+    assert kept["tool"] == "run_command" and kept["sandboxed"] is True
+    (folder_a / "made.txt").unlink()
+
+    def again(env: dict[str, str] | None = None) -> Any:
+        model = script({"tool_calls": [call("run_command", "c1", argv=argv)]}, {"text": "k"})
+        return butler("run", "--model", model, "go", "--json", "--yes-safe", cwd=folder_a, env=env)
+
+    r = again(no_bwrap)  # bubblewrap gone: the kept approval does not answer for it
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert not (folder_a / "made.txt").exists()
+    reason = json_lines(r.stdout)[0]["approval"]["reason"]
+    assert reason.startswith("not sandboxed") and "kept approval" not in reason
+    r = again()  # the sandbox is back: it answers again
+    assert r.returncode == 0, r.stderr
+    assert (folder_a / "made.txt").read_text() == "ran\n"

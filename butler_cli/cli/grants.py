@@ -37,6 +37,7 @@ def list_(json_out: Json = False) -> None:
                     "arguments": k.grant.exact,
                     "patterns": dict(k.grant.patterns) or None,
                     "granted_at": k.granted_at,
+                    "sandboxed": k.sandboxed,
                 }
                 for k in kept
             ]
@@ -47,7 +48,9 @@ def list_(json_out: Json = False) -> None:
         return
     for k in kept:
         print(visible(f"{k.number}. {k.grant.describe()}"))
-        print(visible(f"   in {k.folder}" + (f" · kept {k.granted_at}" if k.granted_at else "")))
+        kept_at = f" · kept {k.granted_at}" if k.granted_at else ""
+        only = " · only while sandboxed" if k.sandboxed else ""
+        print(visible(f"   in {k.folder}{kept_at}{only}"))
 
 
 @app.command("revoke")

@@ -86,14 +86,18 @@ class KeptApproval:
     grant: Grant
     folder: str
     granted_at: str = ""
+    #: Kept for a run in the sandbox (``run_command`` with bubblewrap): it answers only while
+    #: a sandbox is active — unconfined, the same call asks again.
+    sandboxed: bool = False
 
 
 class KeptApprovals:
     """The kept approvals that apply to tasks in one folder (the task's resolved folder must be
-    the one the approval was kept in: never a parent's or a child's)."""
+    the one the approval was kept in: never a parent's or a child's); one kept for a sandboxed
+    run applies only when ``sandboxed`` (a sandbox is active now)."""
 
-    def __init__(self, kept: list[KeptApproval], folder: str) -> None:
-        self._here = [k for k in kept if k.folder == folder]
+    def __init__(self, kept: list[KeptApproval], folder: str, *, sandboxed: bool) -> None:
+        self._here = [k for k in kept if k.folder == folder and (sandboxed or not k.sandboxed)]
 
     def covering(
         self, tool: str, raw: Mapping[str, Any], judged: Mapping[str, Any]

@@ -32,7 +32,7 @@ HEADER = """\
 # one folder only. `butler grants list` shows them, `butler grants revoke N` takes one back;
 # you may also edit or delete an entry here.
 """
-_KEYS = {"tool", "folder", "arguments", "files", "patterns", "granted_at"}
+_KEYS = {"tool", "folder", "arguments", "files", "patterns", "granted_at", "sandboxed"}
 
 
 def approvals_path(home: Path) -> Path:
@@ -97,8 +97,12 @@ def _entry(path: Path, number: int, item: Any) -> KeptApproval:
             except ValueError as exc:
                 raise _bad(path, f"{where}: patterns.{key}: {exc}") from exc
         grant = Grant(tool, patterns=tuple(sorted(patterns.items())))
-    granted = item.get("granted_at", "")
-    return KeptApproval(number, grant, folder, granted if isinstance(granted, str) else "")
+    granted, sandboxed = item.get("granted_at", ""), item.get("sandboxed", False)
+    if not isinstance(sandboxed, bool):
+        raise _bad(path, f"{where}: sandboxed is true or false")
+    return KeptApproval(
+        number, grant, folder, granted if isinstance(granted, str) else "", sandboxed
+    )
 
 
 def keep(home: Path, kept: KeptApproval) -> int:
@@ -117,6 +121,8 @@ def keep(home: Path, kept: KeptApproval) -> int:
         else:
             table["patterns"] = dict(kept.grant.patterns)
         table["granted_at"] = kept.granted_at
+        if kept.sandboxed:
+            table["sandboxed"] = True  # it answers only while a sandbox is active
         doc.setdefault("approval", tomlkit.aot()).append(table)
         _write(home, doc)
         return len(doc["approval"])

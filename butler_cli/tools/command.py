@@ -173,9 +173,10 @@ class CommandTool:
             if self.sandbox.active or (verdict is not None and verdict.decision == "refuse"):
                 return verdict
             shown = f"; the policy said: {verdict.reason}" if verdict and verdict.reason else ""
-            return approve(
+            return approve(  # ask_always: a kept approval never answers for it (nor is offered)
                 f"not sandboxed ({self.sandbox.problem}) — this program would run with your "
-                f"full rights, so it always asks you{shown}"
+                f"full rights, so it always asks you{shown}",
+                ask_always=True,
             )
 
         return classify

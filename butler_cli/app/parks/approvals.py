@@ -6,7 +6,9 @@ shown with it; scoped to the task's folder (resolved). Never for a call the poli
 ``ask_always`` (sending, deleting, spending: see docs/rules.md). Every task, whatever the
 surface, is classified with the approvals kept for its folder (``core/loop.py``
 ``classify_call``); each use is audited as ``kept approval N``. An unattended run still needs
-``--yes-safe`` to act on one, as on any allow.
+``--yes-safe`` to act on one, as on any allow. A ``run_command`` approval kept while the
+sandbox was active records so (``sandboxed``) and answers only while one is: without a
+sandbox every command asks (its approve is ``ask_always``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from butler_cli.store import approvals as store
 if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, KeptApproval, KeptApprovals
     from butler_cli.core.park import ParkState
+
+
+#: The tool whose programs run in the sandbox (tools/command.py).
+SANDBOXED_TOOL = "run_command"
 
 
 def folder_key(cwd: Path | str) -> str:
@@ -54,13 +60,16 @@ def kept_for(home: Path, cwd: Path | str) -> KeptApprovals | None:
     if not os.path.lexists(home / store.FILE):
         return None
     from butler_cli.core.grants import KeptApprovals
+    from butler_cli.tools.sandbox import detect_sandbox
 
     try:
         kept = store.load_kept(home)
     except UsageError as exc:
         notice(f"{exc.message}; no kept approval applies until it is fixed")
         return None
-    book = KeptApprovals(kept, folder_key(cwd))
+    # the sandbox is probed (once per process) only when an approval kept for it is on file
+    sandboxed = any(k.sandboxed for k in kept) and detect_sandbox().active
+    book = KeptApprovals(kept, folder_key(cwd), sandboxed=sandboxed)
     return book if book else None
 
 
@@ -70,12 +79,15 @@ def list_kept(home: Path) -> list[KeptApproval]:
 
 
 def keep(home: Path, grant: Grant, cwd: Path | str, now: str) -> KeptApproval:
-    """Keep ``grant`` (bound to its files already, for an exact one) for ``cwd``."""
+    """Keep ``grant`` (bound to its files already, for an exact one) for ``cwd``; a
+    ``run_command`` one records whether it was kept for a sandboxed run."""
     from butler_cli.core.grants import KeptApproval
+    from butler_cli.tools.sandbox import detect_sandbox
 
-    kept = KeptApproval(0, grant, folder_key(cwd), now)
+    sandboxed = grant.tool == SANDBOXED_TOOL and detect_sandbox().active
+    kept = KeptApproval(0, grant, folder_key(cwd), now, sandboxed)
     number = store.keep(home, kept)
-    return KeptApproval(number, grant, kept.folder, now)
+    return KeptApproval(number, grant, kept.folder, now, sandboxed)
 
 
 def revoke(home: Path, number: int) -> KeptApproval:
