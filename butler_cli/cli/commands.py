@@ -215,7 +215,7 @@ class PairedOptions(TyperCommand):
     """A command whose ``-o`` takes KEY VALUE (or KEY=VALUE), repeatable, which typer cannot
     declare: each ``-o KEY VALUE`` is joined into ``-o KEY=VALUE`` before click sees it
     (``KEY=VALUE`` itself is taken as it is). Nothing after ``--`` is touched. The values are
-    checked by :func:`butler_cli.cli.option_pairs.model_options`."""
+    checked by :func:`butler_cli.app.config.options.model_options`."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, join_pairs(args))

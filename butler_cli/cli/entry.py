@@ -67,12 +67,9 @@ def _chat(kind: str | None) -> None:
     # No collection until the first prompt is drawn (the session turns it back on then): the
     # start makes many objects and frees few, so the collector's passes were wasted time.
     gc.disable()
-    from butler_cli.repl.start import DEMO_BANNER, demo_model, start_chat
+    from butler_cli.repl.start import start_chat
 
-    if kind == "demo":
-        start_chat(demo_model(), banner=DEMO_BANNER)
-    else:
-        start_chat(None)
+    start_chat(None, demo=kind == "demo")
 
 
 def _wants_json(argv: tuple[str, ...]) -> bool:

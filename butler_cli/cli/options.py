@@ -1,75 +1,86 @@
-"""Options shared by several commands, declared once."""
+"""Options shared by several commands, declared once.
+
+The options a run takes are declared once, as the fields of
+:class:`~butler_cli.app.config.options.RunOptions`; :func:`run_options` makes a command's flags
+from them and hands the command one ``opts`` (never a positional list), and the aliases below
+(``Model``, ``Policy``…) are the same declarations for the commands that take one or two.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import Field, fields
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
+from butler_cli.app.config.options import RunOptions, flag_of, options_from
 from butler_cli.core.errors import UsageError
 
-Model = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        "-m",
-        help="Model as PROVIDER:TARGET or an [aliases] name, e.g. scripted:examples/plan.json. "
-        "Default: $BUTLER_MODEL.",
-        show_default=False,
-    ),
-]
-Policy = Annotated[
-    str | None,
-    typer.Option(
-        "--policy",
-        "-p",
-        help="Risk policy: an installed name (ask, readonly), module:attr or file.py:attr. "
-        "Default: ask.",
-        show_default=False,
-    ),
-]
-MaxRounds = Annotated[
-    int | None,
-    typer.Option(
-        "--max-rounds", min=1, help="Tool rounds allowed before the task stops. Default: 8."
-    ),
-]
-System = Annotated[
-    str | None, typer.Option("--system", help="System prompt for the model.", show_default=False)
-]
-YesSafe = Annotated[
-    bool,
-    typer.Option(
-        "--yes-safe",
-        help="Let governed calls the policy allows run unattended. Without it they park too. "
-        "Never approves anything the policy asks a person about.",
-    ),
-]
+Command = TypeVar("Command", bound=Callable[..., None])
+
+
+def typer_option(name: str) -> Any:
+    """The typer option of the option ``name`` of RunOptions: its flag's names and help."""
+    found = flag_of(name)
+    return typer.Option(*found.names, help=found.help, min=found.min, show_default=False)
+
+
+def option_type(name: str) -> Any:
+    """The typer parameter type of the option ``name`` of RunOptions: its type as declared
+    (``-o``: a list of KEY=VALUE texts, checked into a dict by ``options_from``)."""
+    kind: Any = list[str] | None if flag_of(name).pairs else get_type_hints(RunOptions)[name]
+    return Annotated[kind, typer_option(name)]
+
+
+def _taken(field: Field[Any], names: tuple[str, ...], chat: bool) -> bool:
+    if names:
+        return field.name in names
+    return field.metadata["flag"].chat or not chat
+
+
+def run_options(*names: str, chat: bool = False) -> Callable[[Command], Command]:
+    """The command takes the options ``names`` of RunOptions as flags (every one when none is
+    named; ``chat``: every one the chat takes), and gets them as one keyword argument,
+    ``opts: RunOptions``. A new option is a new field of RunOptions: it reaches every command
+    that takes them all, by name."""
+
+    def wrap(command: Command) -> Command:
+        chosen = [f for f in fields(RunOptions) if _taken(f, names, chat)]
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "opts"]
+        kw = inspect.Parameter.KEYWORD_ONLY
+        added = [
+            inspect.Parameter(f.name, kw, default=f.default, annotation=option_type(f.name))
+            for f in chosen
+        ]
+
+        @functools.wraps(command)
+        def with_options(**given: Any) -> None:
+            opts = options_from({f.name: given.pop(f.name) for f in chosen})
+            command(**given, opts=opts)
+
+        params = [*own, *added]
+        # typer reads the parameters from the signature and the types from the annotations
+        with_options.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        with_options.__annotations__ = {p.name: p.annotation for p in params}
+        return with_options  # type: ignore[return-value]
+
+    return wrap
+
+
+#: The same declarations, for the commands that take one or two of them.
+Model = Annotated[str | None, typer_option("model")]
+Policy = Annotated[str | None, typer_option("policy")]
+MaxRounds = Annotated[int | None, typer_option("max_rounds")]
+System = Annotated[str | None, typer_option("system")]
+PolicyFile = Annotated[str | None, typer_option("policy_file")]
+Profile = Annotated[str | None, typer_option("profile")]
+BaseUrl = Annotated[str | None, typer_option("base_url")]
+
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
-PolicyFile = Annotated[
-    str | None,
-    typer.Option(
-        "--policy-file",
-        help="Rule file for policies that read one (tiered). Default: $BUTLER_HOME/policy.toml.",
-        show_default=False,
-    ),
-]
-BaseUrl = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url",
-        help="Server for the model's provider, e.g. http://127.0.0.1:8080/v1. Recorded in parks.",
-        show_default=False,
-    ),
-]
-Profile = Annotated[
-    str | None,
-    typer.Option(
-        "--profile",
-        help="Memory profile: separate memories per profile. Default: default.",
-        show_default=False,
-    ),
-]
 Output = Annotated[
     str | None,
     typer.Option(

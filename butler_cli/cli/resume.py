@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import click
@@ -17,20 +16,7 @@ from butler_cli.app.parks.parks import pending_approval
 from butler_cli.app.run.report import exit_code_for
 from butler_cli.app.run.tasks import resume_park
 from butler_cli.cli.completion import park_ids
-from butler_cli.cli.option_pairs import ModelOption, model_options
-from butler_cli.cli.options import (
-    BaseUrl,
-    Json,
-    MaxRounds,
-    Model,
-    Output,
-    Policy,
-    PolicyFile,
-    Profile,
-    System,
-    YesSafe,
-    output_format,
-)
+from butler_cli.cli.options import Json, Output, output_format, run_options
 from butler_cli.cli.render import out
 from butler_cli.cli.stream import Printer
 from butler_cli.core.errors import ExitCode, UsageError
@@ -42,6 +28,7 @@ if TYPE_CHECKING:
     from butler_cli.core.loop import LoopObserver
 
 
+@run_options()
 def resume(
     park_id: Annotated[
         str,
@@ -57,17 +44,10 @@ def resume(
     note: Annotated[
         str | None, typer.Option("--note", help="A note the model sees with your decision.")
     ] = None,
-    model: Model = None,
-    policy: Policy = None,
-    max_rounds: MaxRounds = None,
-    system: System = None,
-    yes_safe: YesSafe = False,
-    profile: Profile = None,
-    policy_file: PolicyFile = None,
-    base_url: BaseUrl = None,
-    option: ModelOption = None,
     json_out: Json = False,
     output: Output = None,
+    *,
+    opts: RunOptions,
 ) -> None:
     """Record your decision on a parked task, then continue it (same output as `run`).
 
@@ -81,8 +61,6 @@ def resume(
     if approve and deny:
         raise UsageError("choose one of --approve and --deny")
     decision: bool | None = True if approve else False if deny else None
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
-    opts = replace(opts, model_options=model_options(option))
     printers: list[Printer] = []
 
     def prepare(state: ParkState) -> tuple[RoundAnswer, LoopObserver | None]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,22 +16,14 @@ from butler_cli.app.run.report import exit_code_for
 from butler_cli.app.run.tasks import run_tasks
 from butler_cli.cli import render
 from butler_cli.cli.commands import IMPLICIT_RUN
-from butler_cli.cli.option_pairs import ModelOption, model_options
 from butler_cli.cli.options import (
-    BaseUrl,
     ContinueLast,
     Conversation,
     Files,
     Json,
-    MaxRounds,
-    Model,
     Output,
-    Policy,
-    PolicyFile,
-    Profile,
-    System,
-    YesSafe,
     output_format,
+    run_options,
 )
 from butler_cli.cli.stream import Printer
 from butler_cli.core.errors import UsageError
@@ -41,6 +32,7 @@ if TYPE_CHECKING:
     from butler_cli.app.chat.attach import Attachment
 
 
+@run_options()
 def run(
     tasks: Annotated[
         list[str] | None,
@@ -60,19 +52,12 @@ def run(
         ),
     ] = None,
     files: Files = None,
-    model: Model = None,
-    policy: Policy = None,
-    max_rounds: MaxRounds = None,
-    system: System = None,
-    yes_safe: YesSafe = False,
-    profile: Profile = None,
-    policy_file: PolicyFile = None,
-    base_url: BaseUrl = None,
-    option: ModelOption = None,
     json_out: Json = False,
     output: Output = None,
     continue_last: ContinueLast = False,
     conversation: Conversation = None,
+    *,
+    opts: RunOptions,
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
     prints its id and `butler resume ID`, and the batch goes on with the next task.
@@ -91,8 +76,6 @@ def run(
         if item.cut:
             name = "standard input" if item.source == "stdin" else item.source
             render.warn(f"{name} {item.cut_note()}; the model sees only the first part")
-    opts = RunOptions(model, policy, system, max_rounds, yes_safe, profile, policy_file, base_url)
-    opts = replace(opts, model_options=model_options(option))
     printer = Printer(fmt, started, len(all_tasks), _described(attachments))
     prompt = None
     if attachments:

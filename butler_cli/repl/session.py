@@ -19,24 +19,12 @@ from butler_cli.repl.slash import LISTED
 
 if TYPE_CHECKING:
     from butler_cli.app.chat.conversations import Record
+    from butler_cli.app.config.options import RunOptions
     from butler_cli.repl.turns import Chat
 
 #: What `chat -c` / `--conversation ID` asks for: (True, None) this folder's last one,
 #: (True, ID) that one; (False, None) a new conversation.
 Continuing = tuple[bool, str | None]
-#: The flags the chat was started with, in RunOptions' order (None: not given): kept plain
-#: until the build, as a dataclass costs its making before the first prompt.
-Flags = tuple[
-    str | None,  # model
-    str | None,  # policy
-    str | None,  # system
-    int | None,  # max_rounds
-    bool,  # yes_safe
-    str | None,  # profile
-    str | None,  # policy_file
-    str | None,  # base_url
-    dict[str, int | float] | None,  # model_options
-]
 
 
 def _turns() -> type[Chat]:
@@ -52,22 +40,28 @@ class ChatRepl:
 
     def __init__(
         self,
-        flags: Flags,
+        given: RunOptions | None,
         home_dir: str,
         banner: str,
         continuing: Continuing = (False, None),
         *,
         shown: tuple[str | None, str | None],
+        script: str | None = None,
     ) -> None:
-        #: The flags the chat was started with (the butler resolves the rest).
-        self.flags = flags
+        #: The flags the chat was started with, None when none were given (the butler
+        #: resolves the rest).
+        self.given = given
+        #: The model the chat runs whatever the flags name: the demo's script.
+        self.script = script
         #: The (model, policy) the flags resolve to: what the first line names.
         self.shown = shown
         self.home_dir = home_dir
         self.banner = banner
         self.continuing = continuing
         self._saved: Record | None = None
-        self._ready: Deferred[Chat] = Deferred(lambda: _turns().build(self.flags, self._saved))
+        self._ready: Deferred[Chat] = Deferred(
+            lambda: _turns().build(self.given, self._saved, script=self.script)
+        )
 
     def run(self) -> None:
         session = chat_input(

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from butler_cli.app.config.config_file import MODEL_ENV, chosen_options
 from butler_cli.app.config.home import home_dir
+from butler_cli.app.config.settings import ENV
 from butler_cli.core.errors import UsageError
-from butler_cli.repl.session import ChatRepl, Flags
+from butler_cli.repl.session import ChatRepl, Continuing
+
+if TYPE_CHECKING:
+    from butler_cli.app.config.options import RunOptions
 
 DEMO_BANNER = (
     "This is the offline demo: a scripted butler, no API key. Type anything (say, 'hello') "
@@ -25,44 +30,35 @@ def demo_model() -> str:
 
 
 def start_chat(
-    model: str | None,
-    policy: str | None = None,
-    max_rounds: int | None = None,
-    system: str | None = None,
-    profile: str | None = None,
-    policy_file: str | None = None,
-    banner: str = "",
-    base_url: str | None = None,
-    model_options: dict[str, int | float] | None = None,
-    continuing: tuple[bool, str | None] = (False, None),
+    given: RunOptions | None = None,
+    *,
+    demo: bool = False,
+    continuing: Continuing = (False, None),
 ) -> None:
+    """The chat on a terminal. ``given``: the flags, or None when none were given (the
+    typer-free start: no dataclass is made before the first prompt); ``demo``: on the bundled
+    scripted conversation, whatever the flags name."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
     # Resolved here for the first line and a missing model, from the config file checked into
-    # plain values (no Config, no RunOptions: their dataclasses are made after the prompt); the
-    # session keeps the flags, so a park made elsewhere and resumed in the chat goes on with
-    # its own record, as with `butler resume` (the butler itself resolves them again, the same
-    # way). The keys kept with `butler keys set` are not read here (platformdirs, the keys
-    # file, maybe the keyring): the butler's build, which every line waits for, reads them
-    # before any turn runs. A recap (`chat -c`) comes before the prompt: then they are read.
-    given = {"model": model, "policy": policy, "system": system, "max_rounds": max_rounds}
-    shown = chosen_options(given, stored_keys=continuing[0])
+    # plain values (no Config: its dataclasses are made after the prompt); the session keeps
+    # the flags, so a park made elsewhere and resumed in the chat goes on with its own record,
+    # as with `butler resume` (the butler itself resolves them again, the same way). The keys
+    # kept with `butler keys set` are not read here (platformdirs, the keys file, maybe the
+    # keyring): the butler's build, which every line waits for, reads them before any turn
+    # runs. A recap (`chat -c`) comes before the prompt: then they are read.
+    flags = {key: getattr(given, key, None) for key in ENV}
+    script = demo_model() if demo else None
+    flags["model"] = script or flags["model"]
+    shown = chosen_options(flags, stored_keys=continuing[0])
     if not shown["model"]:
         raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
-
-    # A person is present: a policy `allow` runs (the unattended --yes-safe rule is for `run`).
-    flags: Flags = (
-        model,
-        policy,
-        system,
-        max_rounds,
-        True,
-        profile,
-        policy_file,
-        base_url,
-        model_options,
-    )
     chat = ChatRepl(
-        flags, home_dir(), banner, continuing=continuing, shown=(shown["model"], shown["policy"])
+        given,
+        home_dir(),
+        DEMO_BANNER if demo else "",
+        continuing=continuing,
+        shown=(shown["model"], shown["policy"]),
+        script=script,
     )
     chat.run()

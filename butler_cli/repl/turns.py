@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,6 @@ from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
-    from butler_cli.repl.session import Flags
 
 
 class Chat:
@@ -62,10 +62,16 @@ class Chat:
         return [(s.id, visible(f"{s.tool} · {s.task}")) for s in summaries]
 
     @classmethod
-    def build(cls, flags: Flags, saved: Record | None = None) -> Chat:
-        """The butler the chat's flags make (the rest resolved as `butler run` resolves it),
-        and its conversation — carrying on ``saved`` (`chat -c` / `--conversation`)."""
-        opts = RunOptions(*flags)
+    def build(
+        cls, given: RunOptions | None, saved: Record | None = None, *, script: str | None = None
+    ) -> Chat:
+        """The butler the chat's flags make (the rest resolved as `butler run` resolves it;
+        ``script``: the demo's model, whatever they name), and its conversation — carrying on
+        ``saved`` (`chat -c` / `--conversation`). A person is present: a policy `allow` runs
+        (the unattended --yes-safe rule is for `run`)."""
+        opts = replace(given or RunOptions(), yes_safe=True)
+        if script is not None:
+            opts = replace(opts, model=script)
         butler = Butler.build(opts, grants=GrantBook())  # grants live in this session only
         client = getattr(butler.provider, "client", None)
         if callable(client):

@@ -26,6 +26,7 @@ from butler_cli.app.config.config_file import (
     remember_secrets,
     resolved_value,
 )
+from butler_cli.app.config.options import recorded_options
 from butler_cli.app.config.settings import BY_KEY, CORE_TABLES, ENV, Setting
 from butler_cli.core.errors import UsageError
 from butler_cli.core.provider_settings import ProviderSettings
@@ -208,18 +209,22 @@ def resolve_setting(
 def resolve_options(
     opts: RunOptions, config: Config, recorded: RunContext | None = None
 ) -> RunOptions:
-    """What a command or the chat runs with: every option through :func:`resolve_setting`.
-    ``recorded``: the context of the park being resumed (its profile, policy file, base URL
-    and model options apply too, unless a flag gives them)."""
+    """What a command or the chat runs with: every option that is a setting through
+    :func:`resolve_setting`. ``recorded``: the context of the park being resumed (every
+    other option a park records applies too, unless a flag gives it; model options merge,
+    those given now on top)."""
     chosen: dict[str, Any] = {
         key: resolve_setting(key, getattr(opts, key), config, recorded).value for key in ENV
     }
-    if recorded is not None:
-        chosen |= {
-            "profile": opts.profile or recorded.profile,
-            "policy_file": opts.policy_file or recorded.policy_file,
-            "base_url": opts.base_url or recorded.base_url,
-            # the park's options, with any given now on top
-            "model_options": {**recorded.model_options, **(opts.model_options or {})},
-        }
+    for name in recorded_options() if recorded is not None else ():
+        if name not in chosen:
+            chosen[name] = _given_or_kept(getattr(opts, name), getattr(recorded, name))
     return replace(opts, **chosen)
+
+
+def _given_or_kept(given: Any, kept: Any) -> Any:
+    """A recorded option: the flag's value, else the park's (a mapping: the park's with the
+    flag's keys on top)."""
+    if isinstance(kept, dict):
+        return {**kept, **(given or {})}
+    return kept if given is None or given == "" else given
