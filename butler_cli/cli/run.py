@@ -26,7 +26,7 @@ from butler_cli.cli.options import (
     run_options,
 )
 from butler_cli.cli.stream import Printer
-from butler_cli.core.errors import UsageError
+from butler_cli.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from butler_cli.app.chat.attach import Attachment
@@ -84,10 +84,15 @@ def run(
         prompt = prompter(attachments)
     reports = []
     continuing = (continue_last or conversation is not None, conversation)
-    found = run_tasks(all_tasks, opts, printer.observer_for, prompt, continuing)
-    for rep in found:
-        printer.report(rep)
-        reports.append(rep)
+    try:
+        for rep in run_tasks(all_tasks, opts, printer.observer_for, prompt, continuing):
+            printer.report(rep)
+            reports.append(rep)
+    except KeyboardInterrupt:
+        # Caught here, not left to typer (which turns it into a bare exit 130): the task's
+        # conversation is marked interrupted by now, and the ending is said like any other.
+        printer.interrupted()
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
     raise typer.Exit(int(exit_code_for(reports)))
 
 

@@ -14,14 +14,17 @@ from butler_cli.app.run.events import (
     SCHEMA_VERSION,
     EventStream,
     decide_commands,
+    error_event,
     json_line,
     new_conversation_id,
 )
 from butler_cli.cli import render
+from butler_cli.core.errors import ExitCode
 
 if TYPE_CHECKING:
     from butler_cli.app.run.report import TaskReport
     from butler_cli.core.loop import LoopObserver
+    from butler_cli.ui.progress import Progress
 
 
 def write_out(line: str) -> None:
@@ -48,6 +51,8 @@ class Printer:
         self._stream: EventStream | None = None
         self._conversation = ""
         self._task_began = started
+        self._open = False  # a task began and has not ended
+        self._progress: Progress | None = None
 
     def observer_for(
         self, index: int, task: str, conversation: str | None = None
@@ -55,6 +60,7 @@ class Printer:
         """``conversation``: the task's conversation id (``butler log show ID``)."""
         self._task_began = time.perf_counter()
         self._conversation = conversation or new_conversation_id()
+        self._open = True
         if self.fmt == "stream-json":
             self._stream = EventStream(write_out, self.started, self._conversation)
             self._stream.start(task, index, self.total, self.resumed, self.context)
@@ -65,9 +71,28 @@ class Printer:
 
         console = render.err()
         render.task_header(console, index, self.total, task)
-        return Progress(console)
+        self._progress = Progress(console)
+        return self._progress
+
+    def interrupted(self) -> None:
+        """Ctrl-C (SIGINT) mid-batch: one line on stderr and, in the JSON formats, the ending
+        a script waits for — stream-json's ``error`` and ``done`` for the task cut short,
+        --json's error object — each with exit code 130."""
+        message = "interrupted (Ctrl-C): the task was stopped; no later task ran"
+        if self._progress is not None:
+            self._progress.stop()
+        if self._stream is not None and self._open:
+            self._stream.interrupted(message)
+        elif self.fmt in ("json", "stream-json"):
+            elapsed = (time.perf_counter() - self.started) * 1000
+            cid = self._conversation if self._open else None
+            code = int(ExitCode.INTERRUPTED)
+            write_out(json_line(error_event("interrupted", message, code, cid, elapsed)))
+        self._open = False
+        render.warn(message)
 
     def report(self, rep: TaskReport) -> None:
+        self._open = False
         if self._stream is not None:
             self._stream.finish(rep)
         elif self.fmt == "json":

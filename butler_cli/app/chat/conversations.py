@@ -80,6 +80,17 @@ def record_turn(butler: Butler, cid: str | None, report: TaskReport, base: int) 
         _warn(exc)
 
 
+def interrupted(butler: Butler, cid: str | None) -> None:
+    """Ctrl-C stopped a `run` task mid-turn: the conversation is marked ``interrupted`` (not
+    left ``running`` for ever); the cut turn's partial messages stay out, as a failed one's."""
+    if cid is None:
+        return
+    try:
+        butler.conversations.append(cid, [], "interrupted")
+    except (ButlerError, sqlite3.Error, OSError) as exc:
+        _warn(exc)
+
+
 def drop_last(butler: Butler, cid: str, count: int) -> None:
     """`/undo`: the conversation's last ``count`` messages (its last turn) leave the record."""
     try:

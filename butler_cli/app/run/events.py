@@ -138,6 +138,22 @@ class EventStream(LoopObserver):
             exit_code=int(STATUS_EXIT[report.status]),
         )
 
+    def interrupted(self, message: str) -> None:
+        """Ctrl-C stopped the task: ``error`` (code ``interrupted``), then ``done`` with status
+        ``interrupted`` and exit code 130, like every other ending."""
+        code = int(ExitCode.INTERRUPTED)
+        self.emit("error", code="interrupted", message=message, exit_code=code)
+        self.emit(
+            "done",
+            status="interrupted",
+            text="",
+            park=None,
+            rounds=0,
+            usage=[],
+            duration_ms=_ms(time.perf_counter() - self._task_began),
+            exit_code=code,
+        )
+
     # -- the loop's hooks --------------------------------------------------------------------
 
     def model_started(self) -> None:

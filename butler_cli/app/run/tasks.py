@@ -53,9 +53,13 @@ def run_tasks(
                 cid = convs.begin(butler, "run", task)
             observer = observer_for(i, task, cid) if observer_for is not None else None
             prompt = prompt_for(task) if prompt_for is not None else None
-            report = butler.run_task(
-                task, observer, history=history, prompt=prompt, conversation=cid
-            )
+            try:
+                report = butler.run_task(
+                    task, observer, history=history, prompt=prompt, conversation=cid
+                )
+            except KeyboardInterrupt:
+                convs.interrupted(butler, cid)  # then the command says so and exits 130
+                raise
             convs.record_turn(butler, cid, report, len(history))
             yield report
 
