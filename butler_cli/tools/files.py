@@ -23,7 +23,7 @@ from butler_cli.api import (
     default_title,
     refuse,
 )
-from butler_cli.tools.paths import PathRules, default_roots, is_inside, open_dir
+from butler_cli.tools.paths import PathRules, default_roots, is_inside, open_dir, read_regular
 
 READ_CAP = 64 * 1024
 LIST_CAP = 500
@@ -83,28 +83,7 @@ class FileTools:
 
     # -- benign ----------------------------------------------------------------------------
     def read_file(self, args: dict[str, Any]) -> str:
-        path = self._path(args)
-        if not path.name:
-            raise IsADirectoryError(f"{path} is a directory")
-        folder = open_dir(path.parent)
-        try:  # non-blocking: opening a FIFO must not hang the butler
-            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-            fd = os.open(path.name, flags, dir_fd=folder)
-        finally:
-            os.close(folder)
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(fd)
-            if stat.S_ISDIR(info.st_mode):
-                raise IsADirectoryError(f"{path} is a directory; use list_dir")
-            raise ValueError(f"{path} is not a regular file (a FIFO, socket or device)")
-        if info.st_nlink > 1 and (info.st_dev, info.st_ino) in self.paths.identities():
-            os.close(fd)  # linked to a gate file after the check: the file opened decides
-            raise PermissionError(f"{path} is another name for one of the butler's own files")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(READ_CAP + 1)
-            size = info.st_size
+        data, size = read_regular(self.paths, args.get("path"), READ_CAP + 1)
         text = data[:READ_CAP].decode("utf-8", errors="replace")
         if len(data) > READ_CAP:
             text += f"\n[butler: cut at {READ_CAP} bytes of {size}; the rest was not read]"

@@ -214,3 +214,32 @@ def open_dir(path: Path, *, create: bool = False) -> int:
             ) from exc
         raise
     return fd
+
+
+def read_regular(rules: PathRules, raw: object, limit: int) -> tuple[bytes, int]:
+    """At most ``limit`` bytes of the regular file ``raw`` names and its size, read as
+    ``read_file`` reads: resolved and checked by ``rules`` (off limits, outside the roots, a
+    hard link to a gate file), then opened from its folder without following a link and
+    without blocking (a FIFO, socket or device is refused), and judged again by the file
+    opened (linked to a gate file after the check)."""
+    path = rules.readable(raw)
+    if not path.name:
+        raise IsADirectoryError(f"{path} is a directory")
+    folder = open_dir(path.parent)
+    try:  # non-blocking: opening a FIFO must not hang the butler
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        fd = os.open(path.name, flags, dir_fd=folder)
+    finally:
+        os.close(folder)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(f"{path} is a directory; use list_dir")
+        raise ValueError(f"{path} is not a regular file (a FIFO, socket or device)")
+    if info.st_nlink > 1 and (info.st_dev, info.st_ino) in rules.identities():
+        os.close(fd)  # linked to a gate file after the check: the file opened decides
+        raise PermissionError(f"{path} is another name for one of the butler's own files")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(limit), info.st_size

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.app.config.config import Config, load_config, resolve_options
 from butler_cli.app.config.options import MODEL_ENV, RunOptions
-from butler_cli.app.run.instructions import Instructions, find
+from butler_cli.app.run.instructions import GateFiles, Instructions, find
 from butler_cli.app.run.protected import GateWatch, policy_file_of, protected_paths
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
@@ -161,9 +161,9 @@ def open_session(
     _count(cwd, policy.spec)
     same_memory = recorded is not None and memory.profile == recorded.profile
     recorded_block = recorded.memory_block if same_memory and recorded else None
-    instructions = _instructions(cwd, recorded)
     gate = _policy_sources(policy, policy_file)
     protected = protected_paths(home, gate, settings)
+    instructions = _instructions(cwd, GateFiles(home, protected), recorded)
     mcp: McpHub | None = None
     mcp_sets: list[Toolset] = []
     if settings.mcp:
@@ -192,10 +192,12 @@ def open_session(
     )
 
 
-def _instructions(cwd: Path, recorded: RunContext | None) -> Instructions:
-    """Read once, like the block: a resumed park sends the instructions it was sent."""
+def _instructions(cwd: Path, gate: GateFiles, recorded: RunContext | None) -> Instructions:
+    """Read once, like the block: a resumed park sends the instructions it was sent. The
+    park key is remembered first, so a copy of it in a file is masked like any secret."""
     if recorded is None or recorded.instructions is None:
-        return find(cwd)
+        remember_park_key(gate.home)
+        return find(cwd, gate)
     return Instructions((), recorded.instructions)
 
 

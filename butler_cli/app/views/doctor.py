@@ -9,7 +9,7 @@ from typing import Any
 
 from butler_cli.app.config.config import config_path, load_config, resolve_options
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.run.instructions import CAP, find, instruction_lines
+from butler_cli.app.run.instructions import CAP, GateFiles, find, instruction_lines
 from butler_cli.app.run.protected import policy_file_of, protected_paths
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
@@ -33,6 +33,7 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
     names += config.key_variables()
     keys = {name: bool(os.environ.get(name)) for name in dict.fromkeys(names)}
     stored = key_names()
+    protected = protected_paths(home, [policy_file, policy_file_of(policy)], config)
     for name in keys:  # a stored key counts where the variable is unset
         keys[name] = keys[name] or name in stored
     return {
@@ -46,22 +47,20 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
         "config": str(config_path()),
         "policy": policy,
         "policy_file": str(policy_file) if policy_file else None,
-        "protected": [
-            str(p) for p in protected_paths(home, [policy_file, policy_file_of(policy)], config)
-        ],
+        "protected": [str(p) for p in protected],
         "keys": keys,
         "key_files": [str(p) for p in config.key_files()],
         "stored_keys": stored,
         "keys_file": str(keys_path()),
-        "instructions": instruction_files(Path.cwd()),
+        "instructions": instruction_files(Path.cwd(), GateFiles(home, protected)),
     }
 
 
-def instruction_files(cwd: Path) -> list[dict[str, Any]]:
+def instruction_files(cwd: Path, gate: GateFiles) -> list[dict[str, Any]]:
     """The project instructions a task here is sent: each file, its length, what was kept."""
     return [
         {"path": f.path, "characters": f.characters, "kept": f.kept, "cap": CAP}
-        for f in find(cwd).files
+        for f in find(cwd, gate).files
     ]
 
 
