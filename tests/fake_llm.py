@@ -10,7 +10,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+CAPTURES = Path(__file__).parent / "captures"
 
 #: How often a test's loopback server looks whether it was told to stop. ``shutdown()`` waits
 #: for that look: at serve_forever's default (0.5 s) every test with a fake server spent half
@@ -28,6 +31,17 @@ class Reply:
     delay_s: float = 0.0  # think this long before answering (a spinner gets drawn)
     hold_after: int | None = None  # send N frames, then wait for FakeLLM.release
     raw: bytes | None = None  # a whole recorded HTTP response, sent byte for byte, then closed
+
+
+def replay(name: str) -> Reply:
+    """A capture as the server sent it (``tests/captures/``): a recorded ``.http`` response
+    byte for byte, or an ``.sse`` body (comments citing its source included) as a 200 event
+    stream."""
+    path = CAPTURES / name
+    if path.suffix == ".http":
+        return Reply(raw=path.read_bytes())
+    text = path.read_text(encoding="utf-8")
+    return Reply(events=[block + "\n\n" for block in text.split("\n\n") if block.strip()])
 
 
 class FakeLLM:
@@ -299,3 +313,38 @@ def split(args: dict[str, Any], pieces: int = 3) -> list[str]:
 
 def sent_bodies(fake: FakeLLM) -> Iterator[dict[str, Any]]:
     return (r["body"] for r in fake.requests)
+
+
+def openai_whole(
+    text: str = "",
+    calls: list[tuple[str, str, str]] = (),  # type: ignore[assignment]
+    finish: str | None = None,
+    usage: tuple[int, int] | None = (11, 7),
+) -> dict[str, Any]:
+    """A Chat Completions answer sent whole (``"stream": false``): calls as (id, name, JSON)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+            for cid, name, args in calls
+        ]
+    body: dict[str, Any] = {
+        "id": "chatcmpl-whole",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": finish or ("tool_calls" if calls else "stop"),
+            }
+        ],
+    }
+    if usage is not None:
+        body["usage"] = {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        }
+    return body

@@ -47,6 +47,8 @@ def report(rep: TaskReport, as_json: bool) -> None:
     stdout = out()
     if rep.text:
         stdout.print(escape(rep.text, lines=True))
+    for line in rep.warnings:
+        warn(line)
     if rep.status == "parked" and rep.approvals:
         park_id = rep.park_id
         for n, asked in enumerate(rep.approvals, 1):

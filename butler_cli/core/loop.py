@@ -154,6 +154,14 @@ class Observers(LoopObserver):
 
 
 CUT_MARKER = "[butler: the reply stopped at the model's length limit (max_tokens)]"
+#: An answer with no text and no call, and 0 output tokens: what a gateway (LiteLLM) makes
+#: of a server's overflow, so it is taken for one (the chat compacts and asks again).
+EMPTY_TOO_LONG = (
+    "the model answered nothing (0 output tokens, no text, no tool call): the conversation is "
+    "possibly too long for it"
+)
+#: An answer with no text and no call that the model did write (or whose size is unknown).
+EMPTY_ANSWER = "the model's answer was empty: no text and no tool call"
 
 
 @dataclass
@@ -169,8 +177,13 @@ class LoopOutcome:
     usage: list[Usage] = field(default_factory=list)
     #: Why the model's last reply ended ("max_tokens": it was cut at the length limit).
     stop_reason: str | None = None
-    #: The failure's code (a ModelError's: "context_too_long" when the request did not fit).
+    #: The failure's code (a ModelError's: "context_too_long" when the request did not fit;
+    #: "possibly_too_long": an answer of 0 tokens with nothing in it).
     error_code: str | None = None
+    #: One line each on how the answers came (a stream asked again whole, an empty answer).
+    warnings: list[str] = field(default_factory=list)
+    #: The last answer held no text and no call.
+    empty: bool = False
 
     @property
     def approval(self) -> Approval | None:
@@ -223,6 +236,7 @@ def run_loop(
     convo = list(messages)
     tools = toolbox.definitions()
     usage: list[Usage] = []
+    warnings: list[str] = []
     rounds = 0
     while True:
         obs.model_started()
@@ -231,25 +245,26 @@ def run_loop(
         except ModelError as exc:
             obs.model_failed(exc.message)
             return LoopOutcome(
-                "failed", "", convo, rounds, error=exc.message, usage=usage, error_code=exc.code
+                "failed",
+                "",
+                convo,
+                rounds,
+                error=exc.message,
+                usage=usage,
+                error_code=exc.code,
+                warnings=warnings,
             )
         obs.model_finished(response)
         usage.append(response.usage)
+        warnings.extend(response.warnings)
         if not response.is_tool_round:
-            text = clean_text(response.text)
-            if response.stop_reason == "max_tokens":  # said, never a silently short answer
-                text = f"{text}\n\n{CUT_MARKER}" if text else CUT_MARKER
-            if text:
-                convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
-            return LoopOutcome(
-                "done", text, convo, rounds, usage=usage, stop_reason=response.stop_reason
-            )
+            return _answered(response, convo, rounds, usage, warnings)
         if rounds >= config.max_rounds:
             marker = f"[butler: aborted after {config.max_rounds} tool-use rounds]"
             said = clean_text(response.text)
             text = f"{said}\n\n{marker}" if said else marker
             convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
-            return LoopOutcome("limit", text, convo, rounds, usage=usage)
+            return LoopOutcome("limit", text, convo, rounds, usage=usage, warnings=warnings)
         rounds += 1
         calls, answered = vet_calls(list(response.tool_calls), response.malformed)
         convo.append(_assistant_turn(response.text, calls))
@@ -264,7 +279,14 @@ def run_loop(
             park_id = park(ParkDraft(list(convo), calls, approvals, verdicts, answered))
             obs.round_classified(calls, verdicts, park_id)
             return LoopOutcome(
-                "parked", response.text, convo, rounds, park_id, approvals, usage=usage
+                "parked",
+                response.text,
+                convo,
+                rounds,
+                park_id,
+                approvals,
+                usage=usage,
+                warnings=warnings,
             )
         obs.round_classified(calls, verdicts, None)
         judge = fresh_judge(verdicts, answered)
@@ -273,6 +295,48 @@ def run_loop(
                 run_round(calls, toolbox, judge, NO_JOURNAL, obs.tool_finished, obs.tool_started)
             )
         )
+
+
+def _answered(
+    response: ModelResponse,
+    convo: list[Message],
+    rounds: int,
+    usage: list[Usage],
+    warnings: list[str],
+) -> LoopOutcome:
+    """The outcome of a final answer. One with no text and no call is never silent: with 0
+    output tokens it is a failure (possibly too long), else an answer said to be empty."""
+    text = clean_text(response.text)
+    if response.stop_reason == "max_tokens":  # said, never a silently short answer
+        text = f"{text}\n\n{CUT_MARKER}" if text else CUT_MARKER
+    empty = not text.strip() and not response.tool_calls
+    used = response.usage  # a server that counted the prompt and wrote nothing (a script: 0, 0)
+    if empty and used.output_tokens == 0 and used.input_tokens:
+        return LoopOutcome(
+            "failed",
+            "",
+            convo,
+            rounds,
+            error=EMPTY_TOO_LONG,
+            usage=usage,
+            error_code="possibly_too_long",
+            warnings=warnings,
+            empty=True,
+        )
+    if empty:
+        warnings = [*warnings, EMPTY_ANSWER]
+    elif text:
+        convo.append(Message(role="assistant", content=[TextBlock(text=text)]))
+    return LoopOutcome(
+        "done",
+        text,
+        convo,
+        rounds,
+        usage=usage,
+        stop_reason=response.stop_reason,
+        warnings=warnings,
+        empty=empty,
+    )
 
 
 def _assistant_turn(text: str, calls: Sequence[ToolUseBlock]) -> Message:

@@ -72,6 +72,9 @@ class ModelResponse:
     #: in ``tool_calls`` → what is wrong. By position, not id: ids come from the model and may
     #: repeat. They are answered with an error result and never run.
     malformed: Mapping[int, str] = field(default_factory=dict)
+    #: What the person is told about how this answer came (one line each): a stream that
+    #: held nothing and was asked again whole, say.
+    warnings: tuple[str, ...] = ()
 
     @property
     def is_tool_round(self) -> bool:

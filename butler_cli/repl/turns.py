@@ -193,6 +193,8 @@ class Chat:
             self.console.print(Wrapped(markdown(report.text)))
         if shown and report.stop_reason == "max_tokens":  # streamed without the marker
             self.console.out(CUT_MARKER, highlight=False)
+        for said in report.warnings:  # an empty answer, a stream asked again: never silent
+            self.console.out(f"note: {visible(said)}", highlight=False)
         for used in report.usage:
             if not used.known or used.input_tokens or used.output_tokens:
                 self.tally.add(self.butler.model_spec, used)

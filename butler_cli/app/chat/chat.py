@@ -95,21 +95,34 @@ class Conversation:
         report = self.butler.run_task(
             text, observer, history=self.messages, prompt=prompt, conversation=self.id
         )
-        if report.status == "failed" and report.error_code == "context_too_long":
-            tokens = compaction.estimate(self.butler.config.system, self.messages, sent)
-            window = compaction.learn(
-                self.butler.model_spec, self.butler.home, report.error or "", tokens
+        why = self._too_long(report, sent)
+        if why is not None and self.compact(why):
+            base = len(self.messages)
+            report = self.butler.run_task(
+                text, observer, history=self.messages, prompt=prompt, conversation=self.id
             )
-            if self.compact(f"the provider said it was too long (window {window} tokens)"):
-                base = len(self.messages)
-                report = self.butler.run_task(
-                    text, observer, history=self.messages, prompt=prompt, conversation=self.id
-                )
         convs.record_turn(self.butler, self.id, report, base)
         report = self.decide(report, ask, observer)
         if report.status in ("done", "limit"):
             self.messages = report.messages
         return report
+
+    def _too_long(self, report: TaskReport, sent: str) -> str | None:
+        """Why the turn is taken for too long for the model (so the older turns are compacted
+        and it runs once more), or None: the provider said so (its window is learned), or
+        the answer was empty with 0 output tokens (what a gateway makes of an overflow) or
+        past the model's known window."""
+        tokens = compaction.estimate(self.butler.config.system, self.messages, sent)
+        spec, home = self.butler.model_spec, self.butler.home
+        if report.status == "failed" and report.error_code == "context_too_long":
+            window = compaction.learn(spec, home, report.error or "", tokens)
+            return f"the provider said it was too long (window {window} tokens)"
+        if report.status == "failed" and report.error_code == "possibly_too_long":
+            return "the model answered nothing, with 0 output tokens: possibly too long for it"
+        past = compaction.over(spec, home, tokens) if report.empty else None
+        if report.status == "done" and past is not None:
+            return f"the model answered nothing, at about {tokens} of its {past}-token window"
+        return None
 
     def _fit(self, text: str) -> None:
         """Compact first when this turn's request would pass the model's known window."""

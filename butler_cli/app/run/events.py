@@ -134,6 +134,7 @@ class EventStream(LoopObserver):
             park=report.park_id,
             rounds=report.rounds,
             usage=[u.to_dict() for u in report.usage],
+            warnings=report.warnings,
             duration_ms=_ms(time.perf_counter() - self._task_began),
             exit_code=int(STATUS_EXIT[report.status]),
         )

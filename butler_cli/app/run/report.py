@@ -30,6 +30,10 @@ class TaskReport:
     stop_reason: str | None = None
     #: A failure's code ("context_too_long": the request did not fit the model's window).
     error_code: str | None = None
+    #: One line each on how the answer came: a stream asked again whole, an empty answer.
+    warnings: list[str] = field(default_factory=list)
+    #: The last answer held no text and no tool call.
+    empty: bool = False
 
     @classmethod
     def from_outcome(cls, task: str, outcome: LoopOutcome) -> TaskReport:
@@ -47,6 +51,8 @@ class TaskReport:
             usage=outcome.usage,
             stop_reason=outcome.stop_reason,
             error_code=outcome.error_code,
+            warnings=list(outcome.warnings),
+            empty=outcome.empty,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -61,6 +67,7 @@ class TaskReport:
             "rounds": self.rounds,
             "usage": [u.to_dict() for u in self.usage],
             "stop_reason": self.stop_reason,
+            "warnings": self.warnings,
             "messages": [m.to_dict() for m in self.messages],
         }
 

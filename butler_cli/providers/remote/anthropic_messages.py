@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from butler_cli.core.messages import Message, ToolUseBlock, model_call
@@ -105,10 +106,76 @@ def system_blocks(system: str) -> list[dict[str, Any]]:
     ]
 
 
+@dataclass
+class _Call:
+    """One tool call as its blocks bring it: a gateway (LiteLLM's ``/v1/messages`` over a
+    Chat Completions server) may split one call into many ``tool_use`` blocks sharing its id,
+    each with a fragment of the arguments — they are one call."""
+
+    id: object  # as the model sent it: an id that is not text is refused with the call
+    names: list[object]
+    pieces: list[str] = field(default_factory=list)
+    #: Inputs sent whole in a block's start (some servers send no deltas), when not empty.
+    wholes: list[dict[str, Any]] = field(default_factory=list)
+
+    def block(self, name: object, whole: object) -> None:
+        if name not in self.names:
+            self.names.append(name)
+        if isinstance(whole, dict) and whole:
+            self.wholes.append(whole)
+
+    def arguments(self) -> tuple[dict[str, Any], str | None]:
+        """The call's arguments, or {} and what is wrong with them."""
+        if len(self.names) > 1:
+            return {}, f"one call id came with {len(self.names)} tool names"
+        if self.pieces and self.wholes or len(self.wholes) > 1:
+            return {}, "the arguments came whole more than once"
+        raw = "".join(self.pieces) or json.dumps(self.wholes[0] if self.wholes else {})
+        try:
+            args = json.loads(raw)
+            if not isinstance(args, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            return {}, f"bad JSON in the arguments ({exc})"
+        return args, None
+
+
+@dataclass
+class _Calls:
+    """The answer's calls in order, assembled by id whatever the blocks' framing."""
+
+    calls: list[_Call] = field(default_factory=list)
+    by_index: dict[int, _Call] = field(default_factory=dict)
+
+    def start(self, index: int, call_id: object, name: object, whole: object) -> None:
+        named = isinstance(call_id, str) and call_id != ""
+        call = next((c for c in self.calls if named and c.id == call_id), None)
+        if call is None:
+            call = _Call(call_id, [])
+            self.calls.append(call)
+        call.block(name, whole)
+        self.by_index[index] = call
+
+    def piece(self, index: int, partial: object) -> None:
+        call = self.by_index.get(index)
+        if call is not None and isinstance(partial, str):
+            call.pieces.append(partial)
+
+    def blocks(self) -> tuple[list[ToolUseBlock], dict[int, str]]:
+        calls: list[ToolUseBlock] = []
+        malformed: dict[int, str] = {}
+        for call in self.calls:
+            args, problem = call.arguments()
+            if problem is not None:
+                malformed[len(calls)] = problem
+            calls.append(model_call(call.id, call.names[0] if call.names else "", args))
+        return calls, malformed
+
+
 def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> ModelResponse:
     """Assemble a streamed message: text deltas, tool_use blocks with JSON deltas, usage."""
     text: list[str] = []
-    blocks: dict[int, dict[str, Any]] = {}
+    calls = _Calls()
     stop: str | None = None
     stopped = False  # message_stop arrived: the answer is whole
     usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
@@ -132,24 +199,19 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
                 if block.type == "tool_use":
                     # some compatible servers put the whole input here and send no deltas
                     whole = getattr(block, "input", None)
-                    blocks[event.index] = {
-                        "id": block.id,
-                        "name": block.name,
-                        "json": [],
-                        "whole": whole if isinstance(whole, dict) else {},
-                    }
+                    calls.start(event.index, block.id, block.name, whole)
             elif kind == "content_block_delta":
                 delta = event.delta
                 if delta.type == "text_delta":
                     text.append(delta.text)
                     if on_text is not None:
                         on_text(delta.text)
-                elif delta.type == "input_json_delta" and event.index in blocks:
-                    blocks[event.index]["json"].append(delta.partial_json)
+                elif delta.type == "input_json_delta":
+                    calls.piece(event.index, delta.partial_json)
             elif kind == "message_delta":
                 stop = getattr(event.delta, "stop_reason", None) or stop
                 out = getattr(getattr(event, "usage", None), "output_tokens", None)
-                if out:
+                if out is not None:
                     usage["output"], reported = out, True
     except Exception as exc:
         if started:
@@ -157,26 +219,43 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
         raise
     if stop is None and not stopped:
         raise StreamFailure(ENDED_EARLY, early_end=True)
-    calls: list[ToolUseBlock] = []
-    malformed: dict[int, str] = {}
-    for index in sorted(blocks):
-        block = blocks[index]
-        raw = "".join(block["json"]) or json.dumps(block["whole"])
-        try:
-            args = json.loads(raw)
-            if not isinstance(args, dict):
-                raise ValueError("not an object")
-        except ValueError as exc:
-            args, malformed[len(calls)] = {}, f"bad JSON in the arguments ({exc})"
-        calls.append(model_call(block["id"], block["name"], args))
+    tool_calls, malformed = calls.blocks()
     return ModelResponse(
         "".join(text),
-        calls,
+        tool_calls,
         _STOP.get(stop or "", "end_turn"),
         Usage(usage["input"], usage["output"], usage["cache_read"], usage["cache_write"])
         if reported
         else Usage.unknown(),
         malformed,
+    )
+
+
+def read_message(message: Any) -> ModelResponse:
+    """A message sent whole (``--no-stream``), read with the stream's rules."""
+    text: list[str] = []
+    calls = _Calls()
+    for index, block in enumerate(getattr(message, "content", None) or []):
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            text.append(str(getattr(block, "text", "") or ""))
+        elif kind == "tool_use":
+            calls.start(index, block.id, block.name, getattr(block, "input", None))
+    u = getattr(message, "usage", None)
+    tool_calls, malformed = calls.blocks()
+    usage = (
+        Usage(
+            getattr(u, "input_tokens", 0) or 0,
+            getattr(u, "output_tokens", 0) or 0,
+            getattr(u, "cache_read_input_tokens", 0) or 0,
+            getattr(u, "cache_creation_input_tokens", 0) or 0,
+        )
+        if u is not None
+        else Usage.unknown()
+    )
+    stop = getattr(message, "stop_reason", None)
+    return ModelResponse(
+        "".join(text), tool_calls, _STOP.get(stop or "", "end_turn"), usage, malformed
     )
 
 
@@ -190,6 +269,8 @@ class AnthropicModel(RemoteModel):
 
     def stream(self, request: ModelRequest) -> ModelResponse:
         body = to_wire(request, self.endpoint.model, self.endpoint.options)
+        if not self.endpoint.stream:
+            return read_message(self.client().messages.create(stream=False, **body))
         events = self.client().messages.create(stream=True, **body)
         try:
             return read_events(events, request.on_text)

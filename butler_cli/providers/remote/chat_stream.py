@@ -9,7 +9,12 @@ and ``tests/captures/`` holds what each one sends:
 - LM Studio's ids may be empty; some servers end tool calls with ``"stop"`` or with no
   finish reason at all;
 - vLLM and LM Studio report a failure as an ``{"error": …}`` event inside a 200 stream;
-- usage is often not reported; a server may close the stream before the answer is whole.
+- usage is often not reported; a server may close the stream before the answer is whole;
+- llama-cpp-python, asked with tools, may stream only ``{"delta": {"role": "assistant"}}`` and
+  ``[DONE]``: no content, no finish reason (its real answer, or its real error, comes only
+  to the same request sent without streaming: :class:`StreamFailure` ``nothing``);
+- a gateway may give every fragment of one call a delta (or an index) of its own, each
+  repeating the call's id: a call is assembled by its id, whatever the framing.
 
 The stream is read as plain SSE lines (the SDK still sends the request, checks the status and
 raises for an error status), so ``[DONE]`` is seen: a stream that ends with neither a finish
@@ -25,7 +30,7 @@ from typing import Any
 
 from butler_cli.core.messages import ToolUseBlock, model_call
 from butler_cli.core.provider import ModelResponse, StopReason, Usage
-from butler_cli.providers.remote.common import ENDED_EARLY, StreamFailure
+from butler_cli.providers.remote.common import ENDED_EARLY, SENT_NOTHING, StreamFailure
 
 _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_use",
@@ -88,17 +93,30 @@ class _Assembly:
     done: bool = False
     usage: Usage = field(default_factory=Usage.unknown)
 
+    by_id: dict[object, _Call] = field(default_factory=dict)
+
     def take_call(self, tc: object) -> None:
         if not isinstance(tc, dict):
             return
         index = tc.get("index")
         key = index if isinstance(index, int) else None  # no index: one call after another
-        slot = self.by_index.get(key)
-        if slot is None or slot.starts_anew(tc):
-            slot = _Call()
-            self.calls.append(slot)
-            self.by_index[key] = slot
+        call_id = tc.get("id")
+        named = isinstance(call_id, str) and call_id != ""
+        slot = self.by_id.get(call_id) if named else None  # an id seen before: that call
+        if slot is None:
+            slot = self.by_index.get(key)
+            if slot is None or slot.starts_anew(tc):
+                slot = _Call()
+                self.calls.append(slot)
+        self.by_index[key] = slot
         slot.take(tc)
+        if named:
+            self.by_id[call_id] = slot
+
+    @property
+    def empty(self) -> bool:
+        """Nothing of an answer came: no text, no call, no finish reason."""
+        return not self.text and not self.calls and self.finish is None
 
 
 def sse_data(lines: Iterable[str]) -> Iterator[str]:
@@ -143,8 +161,32 @@ def read_stream(
         if chunk.get("error"):
             raise StreamFailure(_error_text(chunk["error"]))
         _take_chunk(got, chunk, on_text)
+    if got.empty:  # the server's answer, or its error, is only in a request not streamed
+        raise StreamFailure(SENT_NOTHING, early_end=not got.done, nothing=True)
     if got.finish is None and not got.done:
         raise StreamFailure(ENDED_EARLY, early_end=True, nothing=not events)
+    return _response(got)
+
+
+def read_whole(payload: object) -> ModelResponse:
+    """A Chat Completions answer sent whole (``"stream": false``), read with the stream's
+    rules: each choice's ``message`` is taken as one delta, its calls assembled by id."""
+    if not isinstance(payload, dict):
+        raise StreamFailure("the server's answer is not a JSON object")
+    if payload.get("error"):
+        raise StreamFailure(_error_text(payload["error"]))
+    got = _Assembly()
+    choices = payload.get("choices")
+    for choice in choices if isinstance(choices, list) else []:
+        if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+            message = dict(choice["message"])
+            calls = message.get("tool_calls")
+            if isinstance(calls, list):  # whole calls carry no index: their place is theirs
+                message["tool_calls"] = [
+                    {"index": n, **tc} if isinstance(tc, dict) else tc for n, tc in enumerate(calls)
+                ]
+            choice = {**choice, "delta": message}
+        _take_chunk(got, {"choices": [choice], "usage": payload.get("usage")}, None)
     return _response(got)
 
 

@@ -40,6 +40,9 @@ class Endpoint:
     key_file: str | None = None
     #: Model options (`-o`), checked: (name, value) pairs, sorted.
     options: tuple[tuple[str, int | float], ...] = ()
+    #: False: every answer is asked for whole (`--no-stream`), for a server whose streams
+    #: go wrong.
+    stream: bool = True
 
     def key(self) -> str:
         """The key from the environment, else the one stored under that name (`butler keys
@@ -129,7 +132,7 @@ def with_retries(call: Callable[[], T], endpoint: Endpoint, notice: Callable[[st
             return call()
         except Exception as exc:
             if (
-                _status(exc) != 429
+                status_of(exc) != 429
                 or attempt == RATE_LIMIT_TRIES
                 or getattr(exc, "_butler_started", False)
             ):
@@ -169,6 +172,15 @@ class StreamFailure(Exception):
 
 #: The one line for a stream that stopped before its answer was whole.
 ENDED_EARLY = "the server ended the stream before the answer was complete"
+#: A stream with nothing of an answer in it (no text, no call, no finish reason).
+SENT_NOTHING = "the server's stream held no answer (no text, no tool call, no finish reason)"
+#: Said when such a stream was asked again whole, and that answer is the one used.
+ASKED_WHOLE = (
+    "{where} streamed no answer, so it was asked again without streaming (--no-stream, or "
+    "`stream = false` in the config, asks that way from the start)"
+)
+#: Added to the error such a request came to.
+AGAIN_WHOLE = "asked again without streaming: its stream held no answer"
 
 
 def cut_off(exc: BaseException) -> bool:
@@ -219,7 +231,7 @@ def _mapped(exc: BaseException, endpoint: Endpoint) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     name = type(exc).__name__
-    status = _status(exc)
+    status = status_of(exc)
     detail = _detail(exc)
     if name in ("APIConnectionError", "APITimeoutError") or status is None and "Connection" in name:
         return ModelError(f"cannot reach {endpoint.where} ({detail})", code="unreachable")
@@ -229,9 +241,8 @@ def _mapped(exc: BaseException, endpoint: Endpoint) -> ModelError:
             "followed, so the key never reaches another server",
             code="redirect",
         )
-    if status in (401, 403):
-        hint = f"; check {endpoint.key_env}" if endpoint.key_env else ""
-        return ModelError(f"{endpoint.provider} refused the API key ({status}){hint}", code="auth")
+    if status in (401, 403) or status == 400 and NO_KEY_DB in detail:
+        return _refused_key(status, detail, endpoint)
     if status == 404:
         return ModelError(
             f"{endpoint.provider} has no model '{endpoint.model}' at {endpoint.where} ({detail})",
@@ -255,7 +266,30 @@ def _mapped(exc: BaseException, endpoint: Endpoint) -> ModelError:
     return ModelError(f"{endpoint.provider} failed{where}: {detail}", code="provider_error")
 
 
-def _status(exc: BaseException) -> int | None:
+#: What LiteLLM's proxy answers (400) to a key that is not its master key when it keeps no
+#: database of keys: the butler's ``not-needed`` when no key is configured, say.
+NO_KEY_DB = "No connected db"
+
+
+def _refused_key(status: int, detail: str, endpoint: Endpoint) -> ModelError:
+    """One line for a refused key: the variable to check, or — no key configured, so the
+    butler sent none of its own — how to name one for this provider."""
+    if endpoint.key_env or endpoint.key_file:
+        where = endpoint.key_env or endpoint.key_file
+        return ModelError(
+            f"{endpoint.provider} refused the API key ({status}); check {where}",
+            code="auth",
+        )
+    return ModelError(
+        f"{endpoint.where} wants an API key ({status}: {detail}) and none is configured for "
+        f"{endpoint.provider} (a gateway such as LiteLLM wants its key): name the variable "
+        f"that holds it with `butler config set providers.{endpoint.provider}.api_key_env "
+        "VARIABLE`",
+        code="auth",
+    )
+
+
+def status_of(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
 

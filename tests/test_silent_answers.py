@@ -1,0 +1,362 @@
+"""Never a silent empty answer (issue 32): what llama-cpp-python and LiteLLM in front of it
+really send (tests/captures/), replayed by a real HTTP server on 127.0.0.1 to the installed
+butler — `run` (text, --json, stream-json) and the chat on a pty. An answer with no text and
+no tool call is always said in one line; a stream with nothing in it is asked again whole;
+one tool call split into many blocks (or deltas) sharing its id is one call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import json_lines, spawn_butler
+from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream, openai_whole, replay
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "output.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+ANTHROPIC_KEY = {"ANTHROPIC_API_KEY": "sk-test-silent-answers"}
+ASKED_WHOLE = "streamed no answer, so it was asked again without streaming"
+POSSIBLY_TOO_LONG = "the conversation is possibly too long for it"
+EMPTY = "the model's answer was empty: no text and no tool call"
+#: llama-cpp-python's 400 for a request past its n_ctx, sent whole.
+LLAMA_TOO_LONG = {
+    "error": {
+        "message": "Requested tokens (4313) exceed context window of 4096",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+}
+
+
+def local(fake: FakeLLM, provider: str = "openai-compatible") -> list[str]:
+    if provider == "anthropic":
+        return ["--model", "anthropic:local", "--base-url", fake.url]
+    return ["--model", f"{provider}:local", "--base-url", fake.url + "/v1"]
+
+
+def env_for(provider: str) -> dict[str, str]:
+    return ANTHROPIC_KEY if provider == "anthropic" else {}
+
+
+def valid(stdout: str) -> list[dict[str, Any]]:
+    """Every line: one event valid against the published schema."""
+    events = json_lines(stdout)
+    for event in events:
+        errors = sorted(VALIDATOR.iter_errors(event), key=str)
+        assert not errors, f"{event}: {errors[0].message}"
+    return events
+
+
+# -- what the servers send ----------------------------------------------------------------
+def llama_tools(answer: dict[str, Any]) -> Any:
+    """llama-cpp-python asked with tools: streamed, only the role and [DONE]; the same body
+    sent whole, ``answer``."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if body.get("stream"):
+            return replay("llamacpp/tools-stream-holds-nothing.sse")
+        return Reply(body=answer)
+
+    return respond
+
+
+def litellm_empty(provider: str, output_tokens: int = 0) -> Reply:
+    """LiteLLM's well-formed empty answer (what it makes of llama.cpp's empty 200)."""
+    if provider == "anthropic":
+        return Reply(events=anthropic_empty(output_tokens))
+    return Reply(events=openai_stream("", usage=(4313, output_tokens, 0)))
+
+
+def anthropic_empty(output_tokens: int) -> list[str]:
+    frames = anthropic_stream("", usage=(4313, output_tokens))
+    start = json.loads(frames[0].split("data: ", 1)[1])
+    start["message"]["usage"]["output_tokens"] = 0
+    text_block = {"index": 0, "content_block": {"type": "text", "text": ""}}
+    return [
+        f"event: message_start\ndata: {json.dumps(start)}\n\n",
+        f"event: content_block_start\ndata: "
+        f"{json.dumps({'type': 'content_block_start', **text_block})}\n\n",
+        'event: content_block_stop\ndata: {"type": "content_block_stop", "index": 0}\n\n',
+        *frames[1:],
+    ]
+
+
+# -- 1. a stream that held nothing is asked again whole --------------------------------------
+def test_a_stream_holding_nothing_is_asked_again_whole_and_its_answer_shown(
+    fake: FakeLLM, butler: Any
+) -> None:
+    """llama-cpp-python with tools streams only the role and [DONE]: the same request sent
+    whole holds the answer. It is shown, and how it came is said in one line."""
+    fake.respond = llama_tools(openai_whole("The capital of France is Paris."))
+    r = butler("run", *local(fake), "What is the capital of France?")
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert "The capital of France is Paris." in r.stdout
+    assert ASKED_WHOLE in r.stderr and "--no-stream" in r.stderr
+    first, again = (q["body"] for q in fake.requests)
+    assert first["stream"] is True and again["stream"] is False
+    assert again["messages"] == first["messages"] and again["tools"] == first["tools"]
+
+
+@pytest.mark.parametrize("output", ["json", "stream-json"])
+def test_the_stream_asked_again_is_a_warning_under_json(
+    output: str, fake: FakeLLM, butler: Any
+) -> None:
+    fake.respond = llama_tools(openai_whole("Paris."))
+    r = butler("run", *local(fake), "capital?", "--output", output)
+    assert r.returncode == 0, r.stderr
+    last = valid(r.stdout)[-1]
+    assert last["text"] == "Paris."
+    assert [ASKED_WHOLE in w for w in last["warnings"]] == [True]
+
+
+def test_the_tool_call_of_the_answer_sent_whole_is_judged_like_any(
+    fake: FakeLLM, butler: Any, workdir: Path
+) -> None:
+    """Where llama-cpp-python's tool calls are: the answer sent whole. The write parks."""
+    call = ("call_1", "write_file", json.dumps({"path": "a.txt", "content": "hi"}))
+    fake.respond = llama_tools(openai_whole("", [call]))
+    r = butler("run", *local(fake), "write hi to a.txt", "--json")
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    [rep] = json_lines(r.stdout)
+    assert rep["approval"]["tool"] == "write_file" and not (workdir / "a.txt").exists()
+
+
+def test_llamacpps_overflow_is_asked_again_whole_and_its_400_names_the_window(
+    fake: FakeLLM, butler: Any
+) -> None:
+    """Past its context llama.cpp streams a 200 with an empty body; sent whole, the same
+    request gets the 400 naming the window: that is the task's error."""
+    fake.replies = [
+        replay("llamacpp/prompt-past-context.http"),
+        Reply(status=400, body=LLAMA_TOO_LONG),
+    ]
+    r = butler("run", *local(fake), "a task far past the model's context")
+    assert r.returncode == 1, r.stdout
+    assert "the conversation is too long for 'local'" in r.stderr
+    assert "exceed context window of 4096" in r.stderr
+    assert "asked again without streaming" in r.stderr and "Traceback" not in r.stderr
+    assert [q["body"]["stream"] for q in fake.requests] == [True, False]
+
+
+# -- 2. the chat recovers from llama.cpp's own overflow --------------------------------------
+def test_the_chat_compacts_after_llamacpps_overflow_and_the_turn_is_answered(
+    fake: FakeLLM, butler_home: Path, workdir: Path
+) -> None:
+    """Turn 4 overflows: the empty stream is asked again whole, llama.cpp's 400 names its
+    4096 tokens, the older turns are compacted and the turn runs once more, answered."""
+    overflowed: list[bool] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        sent = json.dumps(body["messages"])
+        if "Summarise the conversation below" in sent:
+            return Reply(events=openai_stream("SHORT SUMMARY"))
+        if "turn 4" in sent and "SHORT SUMMARY" not in sent:
+            overflowed.append(True)
+            if body["stream"]:
+                return replay("llamacpp/prompt-past-context.http")
+            return Reply(status=400, body=LLAMA_TOO_LONG)
+        turn = sum(m["role"] == "user" for m in body["messages"])
+        return Reply(events=openai_stream(f"reply-{turn}"))
+
+    fake.respond = respond
+    child = spawn_butler(["chat", *local(fake)], butler_home, workdir)
+    child.expect("you ›")
+    for n in range(1, 4):
+        child.sendline(f"turn {n}")
+        child.expect(f"reply-{n}")
+        child.expect("you ›")
+    child.sendline("turn 4")
+    child.expect(r"compacted \d+ earlier turn\(s\) into a summary \(the provider said it was")
+    child.expect(r"too long \(window 4096 tokens\)\)")
+    child.expect("reply-")
+    child.expect("you ›")
+    assert "failed" not in child.before
+    assert overflowed == [True, True]  # streamed, then whole: once each
+    child.sendcontrol("d")
+    child.expect("Goodbye")
+
+
+# -- 3. LiteLLM's empty success --------------------------------------------------------------
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_an_empty_answer_of_0_tokens_is_possibly_too_long_never_silent(
+    provider: str, fake: FakeLLM, butler: Any
+) -> None:
+    fake.replies = [litellm_empty(provider)]
+    r = butler(
+        "run", *local(fake, provider), "What is the capital of France?", env=env_for(provider)
+    )
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert POSSIBLY_TOO_LONG in r.stderr and "0 output tokens" in r.stderr
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_an_empty_answer_of_0_tokens_is_an_error_event_under_stream_json(
+    provider: str, fake: FakeLLM, butler: Any
+) -> None:
+    fake.replies = [litellm_empty(provider)]
+    flags = [*local(fake, provider), "--output", "stream-json"]
+    r = butler("run", *flags, "hi", env=env_for(provider))
+    assert r.returncode == 1, r.stderr
+    events = valid(r.stdout)
+    [error] = [e for e in events if e["type"] == "error"]
+    assert POSSIBLY_TOO_LONG in error["message"]
+    assert events[-1]["type"] == "done" and events[-1]["status"] == "failed"
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_a_real_empty_answer_is_said_to_be_one(provider: str, fake: FakeLLM, butler: Any) -> None:
+    """The model wrote tokens, but no text and no call: done, said in one line."""
+    fake.replies = [litellm_empty(provider, output_tokens=5), litellm_empty(provider, 5)]
+    r = butler("run", *local(fake, provider), "hi", env=env_for(provider))
+    assert r.returncode == 0, r.stderr
+    assert EMPTY in r.stderr
+    r = butler("run", *local(fake, provider), "hi", "--json", env=env_for(provider))
+    [rep] = valid(r.stdout)
+    assert rep["status"] == "done" and rep["text"] == "" and rep["warnings"] == [EMPTY]
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_the_chat_compacts_and_asks_again_after_an_empty_answer_of_0_tokens(
+    provider: str, fake: FakeLLM, butler_home: Path, workdir: Path
+) -> None:
+    """Behind LiteLLM llama.cpp's overflow is an empty success: the chat takes it for too
+    long, compacts once and asks once more."""
+    stream = anthropic_stream if provider == "anthropic" else openai_stream
+
+    def respond(body: dict[str, Any]) -> Reply:
+        sent = json.dumps(body["messages"])
+        if "Summarise the conversation below" in sent:
+            return Reply(events=stream("SHORT SUMMARY"))
+        if "turn 4" in sent and "SHORT SUMMARY" not in sent:
+            return litellm_empty(provider)
+        return Reply(events=stream(f"reply-{len(body['messages'])}"))
+
+    fake.respond = respond
+    child = spawn_butler(
+        ["chat", *local(fake, provider)], butler_home, workdir, **env_for(provider)
+    )
+    child.expect("you ›")
+    for n in range(1, 4):
+        child.sendline(f"turn {n}")
+        child.expect("reply-")
+        child.expect("you ›")
+    child.sendline("turn 4")
+    child.expect(r"compacted \d+ earlier turn\(s\) into a summary \(the model answered nothing")
+    child.expect("reply-")
+    child.expect("you ›")
+    assert "failed" not in child.before
+    child.sendcontrol("d")
+    child.expect("Goodbye")
+
+
+# -- 4. one call split into many blocks sharing its id ---------------------------------------
+def split_tool_use(cid: str, name: str, pieces: list[str]) -> list[str]:
+    """LiteLLM's /v1/messages over a Chat Completions stream that repeats the call's id and
+    name in every delta: a tool_use block of its own for each fragment, all one id."""
+    frames = anthropic_stream("", usage=(40, 30))
+    head, tail = frames[:1], frames[1:]
+    body: list[str] = []
+    for i, piece in enumerate(pieces):
+        start = {
+            "type": "content_block_start",
+            "index": i,
+            "content_block": {"type": "tool_use", "id": cid, "name": name, "input": {}},
+        }
+        delta = {
+            "type": "content_block_delta",
+            "index": i,
+            "delta": {"type": "input_json_delta", "partial_json": piece},
+        }
+        body += [
+            f"event: content_block_start\ndata: {json.dumps(start)}\n\n",
+            f"event: content_block_delta\ndata: {json.dumps(delta)}\n\n",
+            f'event: content_block_stop\ndata: {{"type": "content_block_stop", "index": {i}}}\n\n',
+        ]
+    tail = [f.replace('"end_turn"', '"tool_use"') for f in tail]
+    return head + body + tail
+
+
+def test_tool_use_blocks_sharing_one_id_are_one_call(
+    fake: FakeLLM, butler: Any, workdir: Path
+) -> None:
+    args = json.dumps({"path": "letter.txt", "content": "Dear Ana,\nthe tea is ready."})
+    pieces = list(args)  # one block a character, as many as it takes
+    fake.replies = [Reply(events=split_tool_use("toolu_1", "write_file", pieces))]
+    r = butler("run", *local(fake, "anthropic"), "write the letter", "--json", env=ANTHROPIC_KEY)
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    [rep] = json_lines(r.stdout)
+    [asked] = rep["approvals"]
+    assert asked["tool"] == "write_file" and "letter.txt" in asked["title"]
+    [turn] = [m for m in rep["messages"] if m["role"] == "assistant"]
+    [use] = [b for b in turn["content"] if b["type"] == "tool_use"]
+    assert use["input"] == json.loads(args)
+    assert not (workdir / "letter.txt").exists()
+
+
+def test_deltas_at_new_indices_sharing_one_id_are_one_call(
+    fake: FakeLLM, butler: Any, workdir: Path
+) -> None:
+    (workdir / "notes.txt").write_text("buy oat milk")
+    pieces = list(json.dumps({"path": "notes.txt"}))
+    frames = openai_stream("", [("call_7", "read_file", [])])
+    chunk = json.loads(frames[1].split("data: ", 1)[1])
+    deltas = []
+    for i, piece in enumerate(pieces, start=1):  # each fragment at an index of its own
+        call = {"index": i, "id": "call_7", "function": {"name": "read_file", "arguments": piece}}
+        chunk["choices"][0]["delta"] = {"tool_calls": [call]}
+        deltas.append(f"data: {json.dumps(chunk)}\n\n")
+    fake.replies = [
+        Reply(events=[frames[0], frames[1], *deltas, *frames[2:]]),
+        Reply(events=openai_stream("ok")),
+    ]
+    r = butler("run", *local(fake), "notes?", "--json")
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    sent = [c for m in fake.requests[1]["body"]["messages"] for c in m.get("tool_calls") or []]
+    assert [(c["id"], c["function"]["name"]) for c in sent] == [("call_7", "read_file")]
+    results = [m for m in fake.requests[1]["body"]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in results] == ["buy oat milk"]
+
+
+def test_a_split_call_whose_arguments_do_not_parse_is_an_error_the_model_sees(
+    fake: FakeLLM, butler: Any, workdir: Path
+) -> None:
+    pieces = ['{"path": "x.txt", ', '"content": "hi"', "}", "}"]  # one brace too many
+    fake.replies = [
+        Reply(events=split_tool_use("toolu_2", "write_file", pieces)),
+        Reply(events=anthropic_stream("I will try again later.")),
+    ]
+    flags = [*local(fake, "anthropic"), "--yes-safe", "--json"]
+    r = butler("run", *flags, "write it", env=ANTHROPIC_KEY)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert not (workdir / "x.txt").exists()
+    results = [
+        b
+        for m in fake.requests[1]["body"]["messages"]
+        for b in (m["content"] if isinstance(m["content"], list) else [])
+        if b.get("type") == "tool_result"
+    ]
+    assert len(results) == 1 and results[0]["is_error"] is True
+    assert "bad JSON" in json.dumps(results[0]["content"])
+
+
+# -- 7b. a gateway that wants a key ----------------------------------------------------------
+@pytest.mark.parametrize(
+    "status,message",
+    [(400, "No connected db."), (401, "Authentication Error, No api key passed in.")],
+)
+def test_a_gateway_refusing_a_missing_key_names_api_key_env(
+    status: int, message: str, fake: FakeLLM, butler: Any
+) -> None:
+    """No key is configured for openai-compatible: the butler sends `Bearer not-needed`, and
+    LiteLLM says "No connected db." (400) or refuses it (401). One line names the way out."""
+    fake.replies = [Reply(status=status, body={"error": {"message": message, "code": str(status)}})]
+    r = butler("run", *local(fake), "hi")
+    assert r.returncode == 1, r.stdout
+    assert fake.requests[0]["headers"]["authorization"] == "Bearer not-needed"
+    [line] = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert message in line and "providers.openai-compatible.api_key_env" in line
+    assert "Traceback" not in r.stderr
