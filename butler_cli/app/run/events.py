@@ -151,6 +151,7 @@ class EventStream(LoopObserver):
             park=None,
             rounds=0,
             usage=[],
+            warnings=[],
             duration_ms=_ms(time.perf_counter() - self._task_began),
             exit_code=code,
         )
