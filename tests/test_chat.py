@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import stat
+from pathlib import Path
 
 import pexpect
 import pytest
@@ -431,3 +432,23 @@ def test_a_chat_turn_that_never_parks_loads_no_pydantic(butler_home, workdir, sc
     }
     assert "butler_cli.repl.turns" in imported  # the check sees the build's imports
     assert {m for m in imported if m.split(".")[0] in {"pydantic", "pydantic_core"}} == set()
+
+
+def test_leaving_shows_each_new_fact_consolidation_wrote(
+    butler_home, workdir, butler, script
+) -> None:
+    """Issue 36: the chat said only "Folded N older turns into your profile memory" and the
+    fact the model wrote joined every prompt unseen. Each new fact is shown, with its id."""
+    butler_home.mkdir(parents=True, exist_ok=True)
+    old = Path(__file__).parent / "old_stores" / "profile_memory.db"
+    (butler_home / "memory.db").write_bytes(old.read_bytes())  # 34 captured turns: due
+    model = script({"text": "- moved to Porto [5, 6]\n- likes oat milk"})  # the summarizer
+    child = spawn_butler([], butler_home, workdir, BUTLER_MODEL=model)
+    child.logfile_read = screen = io.StringIO()
+    child.expect("you ›")
+    assert leave(child) == 0
+    said = screen.getvalue()
+    [fact] = json.loads(butler("memory", "list", "--new", "--json").stdout)[:1]
+    assert fact["text"] == "moved to Porto", said
+    assert "1 new fact about you" in said and f"- [{fact['id']}] moved to Porto" in said
+    assert "oat milk" not in said.split("new fact")[1]

@@ -80,25 +80,90 @@ def test_turns_are_captured_and_consolidated_by_the_model(butler, script) -> Non
     for i in range(3):
         assert butler("run", "--model", model, f"remember thing {i}").returncode == 0
     episodes = json.loads(butler("memory", "list", "--kind", "episodic", "--json").stdout)
-    assert len(episodes) == 3 and episodes[0]["text"].startswith("User: remember thing")
+    assert len(episodes) == 3 and episodes[0]["text"].startswith("Asked: remember thing")
     assert "Nothing to consolidate" in butler("memory", "consolidate", "--model", model).stdout
     for i in range(10):
-        butler("run", "--model", model, f"more {i}")
-    summary = script({"text": "- likes things remembered"})
+        butler("run", "--model", model, f"I grow basil {i}")
+    # turns 4 and 5 say it; turn 3 does not say "jazz"; a line without a citation is not a fact
+    summary = script({"text": "- grows basil [4, 5]\n- likes jazz [3]\n- owns a boat"})
     r = butler("memory", "consolidate", "--model", summary)
-    assert r.returncode == 0 and "Folded 5 turns" in r.stdout, r.stderr
-    assert "likes things remembered" in butler("memory", "show-block").stdout
+    assert r.returncode == 0 and "Folded 5 turns into 1 new fact." in r.stdout, r.stderr
+    [fact] = json.loads(butler("memory", "list", "--new", "--json").stdout)
+    # shown where it was made, with its id to forget it by
+    assert f"- [{fact['id']}] grows basil" in r.stdout and "jazz" not in r.stdout
+    assert [c["text"] for c in fact["meta"]["cites"]] == [
+        "Asked: I grow basil 0",
+        "Asked: I grow basil 1",
+    ]
+    assert "grows basil" in butler("memory", "show-block").stdout
     assert len(json.loads(butler("memory", "list", "--kind", "episodic", "--json").stdout)) == 8
 
 
-def test_failed_consolidation_changes_nothing(butler, script) -> None:
+def test_run_tasks_keep_what_was_asked_and_done_not_the_reply(butler, script, workdir) -> None:
+    """Issue 36: `run` filled `memory list` with ``User: … Butler: …`` pairs, the model's
+    reply kept as if it were a fact. A turn keeps the person's words and the tools that ran."""
+    (workdir / "notes.txt").write_text("tomatoes\n")
+    model = script(
+        {"tool_calls": [call("read_file", path="notes.txt")]},
+        {"text": "First answer: hello there. Your notes mention oat milk."},
+    )
+    assert butler("run", "--model", model, "what is in my notes").returncode == 0
+    [episode] = json.loads(butler("memory", "list", "--json").stdout)
+    assert episode["text"] == "Asked: what is in my notes\nDone: read_file"
+    listed = butler("memory", "list").stdout
+    assert "User:" not in listed and "Butler:" not in listed and "oat milk" not in listed
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("", "answer was empty"),
+        ("   \n ", "answer was empty"),
+        ("First answer: hello there. Your notes mention oat milk.", "cited none"),
+        ("- likes oat milk [99]", "cited none"),  # a turn it was not given
+        ("- likes oat milk [1]", "cited none"),  # a turn that does not say so
+    ],
+)
+def test_a_failed_or_uncited_consolidation_writes_nothing(butler, script, answer, why) -> None:
     model = script({"text": "ok"})
     for i in range(10):
         butler("run", "--model", model, f"t{i}")
     before = butler("memory", "export").stdout
-    r = butler("memory", "consolidate", "--model", script({"text": ""}))
-    assert r.returncode == 1 and "empty profile" in r.stderr
+    r = butler("memory", "consolidate", "--model", script({"text": answer}))
+    assert r.returncode == 1 and why in r.stderr, r.stderr
     assert butler("memory", "export").stdout == before
+
+
+def test_new_facts_are_listed_with_their_sources_and_forgotten(butler, script) -> None:
+    model = script({"text": "ok"})
+    for i in range(9):
+        butler("run", "--model", model, f"my sister Mei lives in Lisbon, note {i}")
+    butler("memory", "add", "Ana is allergic to peanuts")
+    r = butler("memory", "consolidate", "--model", script({"text": "- Mei lives in Lisbon [1]"}))
+    assert r.returncode == 0, r.stderr
+    shown = butler("memory", "list", "--new").stdout.splitlines()
+    assert "Mei lives in Lisbon" in shown[0] and "peanuts" not in "\n".join(shown)
+    assert shown[1].startswith("    from [") and "Asked: my sister Mei lives in Lisbon" in shown[1]
+    fact_id = shown[0].split("]")[0][1:]
+    assert butler("memory", "forget", fact_id).returncode == 0
+    assert butler("memory", "list", "--new").stdout.strip() == "No memories."
+
+
+def test_an_old_memory_db_migrates(butler, butler_home: Path) -> None:
+    """A home made by the butler before issue 36 (tests/old_stores/make_profile.py): its
+    captured ``User: … / Butler: …`` turns keep what was asked, no row is lost, and its old
+    uncited profile is listed for review."""
+    butler_home.mkdir(parents=True, exist_ok=True)
+    old = Path(__file__).parent / "old_stores" / "profile_memory.db"
+    (butler_home / "memory.db").write_bytes(old.read_bytes())
+    listed = json.loads(butler("memory", "list", "--json").stdout)
+    assert len(listed) == 36
+    episodes = [e["text"] for e in listed if e["kind"] == "episodic"]
+    assert len(episodes) == 34 and all(t.startswith("Asked: ") for t in episodes)
+    assert not any("Butler:" in t or "Welcome" in t for t in episodes)
+    assert "I moved to Porto in 2027" in butler("memory", "search", "Porto 2027").stdout
+    assert "Welcome" not in butler("memory", "search", "welcome").stdout
+    assert "oat milk" in butler("memory", "list", "--new").stdout
 
 
 def test_a_parked_turn_is_captured_by_its_resume(butler, script) -> None:
@@ -109,7 +174,7 @@ def test_a_parked_turn_is_captured_by_its_resume(butler, script) -> None:
     assert json.loads(butler("memory", "list", "--kind", "episodic", "--json").stdout) == []
     butler("resume", json_lines(r.stdout)[0]["park_id"], "--approve")
     [episode] = json.loads(butler("memory", "list", "--kind", "episodic", "--json").stdout)
-    assert episode["text"] == "User: write a\nButler: wrote it"
+    assert episode["text"] == "Asked: write a\nDone: write_file"
 
 
 def test_the_model_can_remember_through_its_tool(butler, script) -> None:

@@ -246,57 +246,80 @@ class TestTools:
 
 
 class TestCaptureAndConsolidation:
-    def test_capture_single_lines_and_truncates(self, mem: MemoryStore) -> None:
-        e = capture_turn(mem, "hello\nthere", "y" * 2000)
+    def test_capture_keeps_the_words_and_what_ran_on_single_lines(self, mem: MemoryStore) -> None:
+        e = capture_turn(mem, "hello\nthere", ["read_file", "y" * 2000])
         assert e is not None and e.kind == "episodic"
-        user, butler = e.text.split("\n")
-        assert user == "User: hello there"
-        assert len(butler) == len("Butler: ") + 1000 and butler.endswith("…")
+        asked, done = e.text.split("\n")
+        assert asked == "Asked: hello there"
+        assert len(done) == len("Done: ") + 1000 and done.endswith("…")
+        assert capture_turn(mem, "nothing done") is not None
+        assert mem.entries()[0].text == "Asked: nothing done"
 
     def test_capture_failure_never_raises(self, butler_home: Path) -> None:
         broken = MemoryStore(butler_home / "no" / "such" / "dir" / "\x00bad.db")
-        assert capture_turn(broken, "a", "b") is None
+        assert capture_turn(broken, "a") is None
 
     def _episodes(self, mem: MemoryStore, n: int) -> None:
         for i in range(n):
-            capture_turn(mem, f"question {i}", f"answer {i}")
+            capture_turn(mem, f"question {i} about the garden")
 
-    def test_consolidation_folds_old_turns_into_a_profile(self, mem: MemoryStore) -> None:
+    def test_consolidation_writes_cited_facts_only(self, mem: MemoryStore) -> None:
         self._episodes(mem, 40)
         assert due(mem)
         prompts: list[str] = []
 
         def summarize(prompt: str) -> str:
             prompts.append(prompt)
-            return "- likes short answers"
+            return "- keeps a garden [1, 2]\n- likes short answers\n- keeps a garden [3]"
 
         done = consolidate(mem, summarize, keep=8)
-        assert done is not None and done.absorbed == 32
-        assert "question 0" in prompts[0] and "question 39" not in prompts[0]
+        assert done is not None and done.absorbed == 32 and done.dropped == 2
+        assert "[1] Asked: question 0" in prompts[0] and "question 39" not in prompts[0]
         assert mem.count(["episodic"]) == 8
-        [profile] = mem.entries(["semantic"])
-        assert profile.text == "- likes short answers" and profile.meta["role"] == "profile"
-        # the next consolidation carries the previous profile forward and replaces it
+        [fact] = mem.entries(["semantic"])
+        assert fact.text == "keeps a garden" and fact.meta["role"] == "profile"
+        assert [c["text"] for c in fact.meta["cites"]] == [
+            "Asked: question 0 about the garden",
+            "Asked: question 1 about the garden",
+        ]
+        # the next one is told what is known, and a fact already known is not written twice
         self._episodes(mem, 10)
-        consolidate(
-            mem, lambda p: prompts.append(p) or "- likes short answers\n- has a cat", keep=8
-        )
-        assert "- likes short answers" in prompts[-1]
-        assert [e.text for e in mem.entries(["semantic"])] == ["- likes short answers\n- has a cat"]
+        done = consolidate(mem, lambda p: prompts.append(p) or "- keeps a garden [1]", keep=8)
+        assert "- keeps a garden" in prompts[-1] and done is not None and done.facts == []
+        assert [e.text for e in mem.entries(["semantic"])] == ["keeps a garden"]
 
-    @pytest.mark.parametrize("answers", [[""], ["x" * 5000, "y" * 5000], ["x" * 5000, ""]])
-    def test_failed_consolidation_changes_nothing(
-        self, mem: MemoryStore, answers: list[str]
-    ) -> None:
+    def test_none_folds_the_turns_and_writes_nothing(self, mem: MemoryStore) -> None:
+        self._episodes(mem, 20)
+        done = consolidate(mem, lambda p: "NONE.", keep=4)
+        assert done is not None and done.absorbed == 16 and done.facts == []
+        assert mem.count(["semantic"]) == 0 and mem.count(["episodic"]) == 4
+
+    @pytest.mark.parametrize(
+        "answer",
+        [
+            "",
+            "  \n",
+            "First answer: hello there. Your notes mention oat milk.",
+            "- keeps a garden [0]",
+            "- keeps a garden [21]",
+            "- likes oat milk [1]",
+            "- keeps a garden [1] and more" + "x" * 400 + " [1]",
+        ],
+    )
+    def test_failed_consolidation_changes_nothing(self, mem: MemoryStore, answer: str) -> None:
         self._episodes(mem, 20)
         before = [e.to_json() for e in mem.entries()]
-        replies = iter(answers)
         with pytest.raises(ConsolidationError):
-            consolidate(mem, lambda p: next(replies), keep=4, cap=3000)
+            consolidate(mem, lambda p: answer, keep=4)
         assert [e.to_json() for e in mem.entries()] == before
 
-    def test_one_compress_retry(self, mem: MemoryStore) -> None:
+    def test_a_model_error_changes_nothing(self, mem: MemoryStore) -> None:
         self._episodes(mem, 20)
-        replies = iter(["x" * 5000, "short"])
-        done = consolidate(mem, lambda p: next(replies), keep=4, cap=3000)
-        assert done is not None and done.profile.text == "short"
+        before = [e.to_json() for e in mem.entries()]
+
+        def broken(prompt: str) -> str:
+            raise ConsolidationError("the model is down")
+
+        with pytest.raises(ConsolidationError):
+            consolidate(mem, broken, keep=4)
+        assert [e.to_json() for e in mem.entries()] == before

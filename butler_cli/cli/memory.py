@@ -39,11 +39,36 @@ def list_(
     kind: Annotated[
         str | None, typer.Option("--kind", help="semantic, episodic or working.")
     ] = None,
+    new: Annotated[
+        bool,
+        typer.Option(
+            "--new", help="Only the facts the butler concluded itself, with their sources."
+        ),
+    ] = False,
     profile: Profile = None,
     json_out: Json = False,
 ) -> None:
     """Every memory in the profile, most important and newest first."""
-    _print_entries(memories.listed(kind, profile), json_out)
+    if not new:
+        _print_entries(memories.listed(kind, profile), json_out)
+        return
+    found = memories.concluded(profile)
+    if json_out or not found:
+        _print_entries(found, json_out)
+        return
+    lines = [
+        text
+        for e in found
+        for text in [
+            memories.line(e),
+            *(
+                f"    from {c}"
+                for c in memories.sources(e)
+                or ["(no source: written before facts cited their turns)"]
+            ),
+        ]
+    ]
+    render.out().out(visible("\n".join(lines), lines=True), highlight=False)
 
 
 @app.command("search")
@@ -131,10 +156,15 @@ def consolidate(
     model: Model = None,
     profile: Profile = None,
 ) -> None:
-    """Fold older captured turns into one remembered profile, using the model as summarizer.
-    A failure changes nothing."""
+    """Fold older captured turns into facts, each citing the turns it comes from (the model
+    writes them; each is shown). A failed or empty answer changes nothing."""
     done = memories.consolidate(model, profile)
     if done is None:
         print("Nothing to consolidate.")
-    else:
-        print(f"Folded {done.absorbed} turns into profile memory {done.profile.id}.")
+        return
+    plural = "" if len(done.facts) == 1 else "s"
+    print(f"Folded {done.absorbed} turns into {len(done.facts)} new fact{plural}.")
+    if done.facts:
+        shown = "\n".join(f"- [{e.id}] {e.text}" for e in done.facts)
+        render.out().out(visible(shown, lines=True), highlight=False)
+        print("Forget a wrong one with `butler memory forget ID`.")

@@ -32,6 +32,25 @@ def _stemmed_index(db: sqlite3.Connection) -> None:
     )
 
 
+def _asked_turns(db: sqlite3.Connection) -> None:
+    """0004: turns captured as ``User: …`` / ``Butler: …`` pairs keep what the person asked
+    (``Asked: …``); the model's reply was its words, not a fact about the person, and it is
+    not kept (issue 36). Only captured turns (source ``turn``) of that exact shape change."""
+    rows = db.execute(
+        "SELECT rowid, text FROM entries WHERE kind = 'episodic' "
+        "AND json_extract(meta, '$.source') = 'turn' AND text LIKE 'User: %'"
+    ).fetchall()
+    for rowid, text in rows:
+        asked, sep, _reply = text[len("User: ") :].partition("\nButler: ")
+        if not sep or not asked.strip():
+            continue
+        db.execute("UPDATE entries SET text = ? WHERE rowid = ?", ("Asked: " + asked, rowid))
+        db.execute(
+            "UPDATE entries_fts SET terms = ? WHERE rowid = ?",
+            (index_terms("Asked: " + asked), rowid),
+        )
+
+
 #: Named, append-only: a migration is never edited once shipped; new ones go at the end.
 MIGRATIONS: Migrations = [
     (
@@ -57,6 +76,7 @@ MIGRATIONS: Migrations = [
         "CREATE VIRTUAL TABLE entries_vocab USING fts5vocab (entries_fts, 'row')",
     ),
     ("0003_stemmed_dated_index", _stemmed_index),
+    ("0004_asked_turns", _asked_turns),
 ]
 
 

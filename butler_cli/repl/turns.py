@@ -115,9 +115,19 @@ class Chat:
         """Ctrl-D or /exit: past the threshold the session's turns are consolidated (C2; a
         failure changes nothing), the butler is closed (its MCP servers, its memory database)."""
         try:
-            absorbed = self.conversation.consolidate_if_due()
-            if absorbed is not None:
-                self.console.print(f"Folded {absorbed} older turns into your profile memory.")
+            done = self.conversation.consolidate_if_due()
+            if done is not None:
+                self.console.print(
+                    f"Folded {done.absorbed} older turns into memory: "
+                    f"{len(done.facts)} new fact{'' if len(done.facts) == 1 else 's'} about you."
+                )
+                for fact in done.facts:  # shown, so a wrong one is seen and forgotten
+                    self.console.out(visible(f"- [{fact.id}] {fact.text}"), highlight=False)
+                if done.facts:
+                    self.console.print(
+                        "Forget a wrong one with `butler memory forget ID`; "
+                        "review them with `butler memory list --new`."
+                    )
         except (ButlerError, KeyboardInterrupt) as exc:
             message = exc.message if isinstance(exc, ButlerError) else "interrupted"
             self.console.print(f"Memory consolidation skipped: {escape(message)}")

@@ -23,7 +23,7 @@ from butler_cli.core.grants import Grant, GrantBook
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
-from butler_cli.memory.capture import consolidate, due
+from butler_cli.memory.capture import Consolidated, consolidate, due
 from butler_cli.store.conversations import Record
 
 if TYPE_CHECKING:  # a park's models load when a turn parks, not for every turn
@@ -168,13 +168,12 @@ class Conversation:
             convs.drop_last(self.butler, self.id, dropped)
         return words
 
-    def consolidate_if_due(self) -> int | None:
-        """C2 at the end of a session, past the threshold: how many older turns were folded
-        into the profile's memory (None: not due, or nothing folded)."""
+    def consolidate_if_due(self) -> Consolidated | None:
+        """C2 at the end of a session, past the threshold: the facts the older turns were
+        folded into (None: not due, or nothing folded)."""
         if not due(self.butler.memory):
             return None
-        done = consolidate(self.butler.memory, self.butler.summarize)
-        return done.absorbed if done is not None else None
+        return consolidate(self.butler.memory, self.butler.summarize)
 
     def resume(
         self,

@@ -44,7 +44,7 @@ from butler_cli.core.loop import (
 from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
 from butler_cli.core.provider import ModelRequest, Provider
-from butler_cli.memory.capture import capture_turn
+from butler_cli.memory.capture import actions_done, capture_turn
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
 from butler_cli.store.conversations import ConversationStore
@@ -230,7 +230,7 @@ class Butler:
         """C1: a completed turn is captured (a parked one is captured by its resume)."""
         report = TaskReport.from_outcome(task, outcome)
         if report.status in ("done", "limit"):
-            capture_turn(self.memory, task, report.text)
+            capture_turn(self.memory, task, actions_done(report.messages))
         return report
 
     def _park_sink(self, task: str, parent: str | None) -> ParkSink:

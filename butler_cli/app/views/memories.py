@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from butler_cli.core.errors import UsageError
-from butler_cli.memory.capture import Consolidated
+from butler_cli.memory.capture import Consolidated, cites, is_new_fact
 from butler_cli.memory.entries import KINDS, coerce_importance, recall_line
 from butler_cli.memory.entries import Entry as Entry
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, UnknownMemory, open_memory
@@ -31,6 +31,17 @@ def listed(kind: str | None, profile: str | None) -> list[Entry]:
     if kind is not None and kind not in KINDS:
         raise UsageError(f"--kind must be one of {', '.join(KINDS)}")
     return _store(profile).entries([kind] if kind else None)
+
+
+def concluded(profile: str | None) -> list[Entry]:
+    """The facts the butler concluded itself (consolidation), newest first: what to review."""
+    found = [e for e in _store(profile).entries(["semantic"]) if is_new_fact(e)]
+    return sorted(found, key=lambda e: (e.ts, e.id), reverse=True)
+
+
+def sources(entry: Entry) -> list[str]:
+    """The turns a concluded fact cites, one line each (raw text: shown neutralised)."""
+    return cites(entry)
 
 
 def search(query: str, k: int, profile: str | None) -> list[Entry]:
@@ -86,8 +97,8 @@ def block(profile: str | None) -> str:
 
 
 def consolidate(model: str | None, profile: str | None) -> Consolidated | None:
-    """Fold older captured turns into one remembered profile, the model summarizing; None when
-    there is nothing to fold. A failure changes nothing."""
+    """Fold older captured turns into cited facts, the model writing them; None when there is
+    nothing to fold. A failed or empty answer changes nothing."""
     from butler_cli.app.run.tasks import consolidate_memory  # a butler: only this command
 
     return consolidate_memory(model, profile)
