@@ -17,15 +17,18 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from butler_cli.core.errors import UsageError
 from butler_cli.tools.redact import child_env, mask_any, mask_text
+from butler_cli.tools.trusted import refusal
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -174,13 +177,23 @@ HOOK_MARK = "BUTLER_HOOK_RUN"
 def _run(hook: Hook, body: bytes, label: str) -> str | None:
     name = f"{label} {hook.describe()}"
     mark = secrets.token_hex(16)
+    env = {**child_env(), HOOK_MARK: mark}
+    found = shutil.which(hook.argv[0], path=env.get("PATH"))
+    if found is None:
+        return f"{name} could not start: {hook.argv[0]} was not found"
+    program = os.path.abspath(found)  # what is checked is what runs
+    # it runs outside the sandbox, with the person's rights: refused when someone else (a
+    # sandboxed program in this task's folder, another user) could have changed it
+    problem = refusal(program, [Path.cwd()], what=label)
+    if problem is not None:
+        return problem
     try:
         proc = subprocess.Popen(
-            list(hook.argv),
+            [program, *hook.argv[1:]],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env={**child_env(), HOOK_MARK: mark},
+            env=env,
             start_new_session=True,  # its own session: a timeout kills everything it started
             close_fds=True,
         )

@@ -19,6 +19,9 @@ def notes(butler_home: Path, tmp_path: Path) -> Path:
     (folder / "tea.txt").write_text("oolong, 85 °C")
     butler_home.mkdir(exist_ok=True)
     (butler_home / "config.toml").write_text(
+        # the notes live under /tmp: a sandboxed server has a private /tmp (issue 31), so
+        # the test's folder is named a root, as a person names the folder a server works in
+        f"allowed_roots = [{json.dumps(str(tmp_path))}]\n"
         "[mcp.notes]\n"
         f"command = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(str(SERVER))}]\n"

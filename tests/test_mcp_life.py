@@ -33,8 +33,11 @@ def server_table(name: str, env: dict[str, str], *more: str, **extra: Any) -> st
 
 
 def configure(home: Path, *tables: str) -> None:
+    """The servers, and the test's folder as a write root: a sandboxed server writes only
+    where it is allowed to (issue 31), and the probes log their starts there."""
     home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text("".join(tables))
+    roots = f"allowed_roots = [{json.dumps(str(home.parent))}]\n"
+    (home / "config.toml").write_text(roots + "".join(tables))
 
 
 def starts(log: Path) -> int:

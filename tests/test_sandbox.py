@@ -63,7 +63,8 @@ def no_bwrap(tmp_path: Path) -> dict[str, str]:
         found = shutil.which(tool)
         if found:
             (links / tool).symlink_to(found)
-    return {"PATH": f"{links}:{BIN_DIR}"}
+    # bubblewrap is found at a fixed path, never on PATH (issue 31): turned off instead
+    return {"PATH": f"{links}:{BIN_DIR}", "BUTLER_SANDBOX": "none"}
 
 
 @needs_bwrap
@@ -158,7 +159,7 @@ def test_without_a_sandbox_every_command_asks(butler, script, allow_all, no_bwra
     r = butler("run", "--model", model, "go", "--json", *allow_all, env=no_bwrap)
     assert r.returncode == 3, r.stderr
     reason = json_lines(r.stdout)[0]["approval"]["reason"]
-    assert reason.startswith("not sandboxed (bubblewrap (bwrap) is not installed)")
+    assert reason.startswith("not sandboxed (the sandbox is turned off (BUTLER_SANDBOX))")
     refuse_all = tmp_path / "refuse_all.py"
     refuse_all.write_text(
         "from butler_cli import refuse\n\ndef classify(n, a):\n    return refuse('no')\n"

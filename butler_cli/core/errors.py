@@ -65,6 +65,14 @@ class GateMoved(ButlerError):
     code = "gate_moved"
 
 
+class Untrusted(ButlerError):
+    """A program or file the butler would run or load outside the sandbox could have been
+    changed by someone else (a sandboxed program, another user): refused, like ssh's
+    ``StrictModes`` (issue 31)."""
+
+    code = "untrusted"
+
+
 class ToolsetError(UsageError):
     """A toolset or gate was built wrong (spec G1, G5): raised before any model call."""
 

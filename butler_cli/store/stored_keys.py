@@ -39,19 +39,54 @@ def check_name(name: str) -> str:
     return name
 
 
-def system_keyring() -> Any | None:
-    """The keyring backend, or None where keyring has none that works (its fail or null
-    backend, as on a headless machine) — then keys go to the 0600 file."""
-    try:
-        import keyring
-        from keyring.backends import fail, null
+#: The system keyrings keyring may use, chosen here in code (issue 31): never from keyring's
+#: ``keyringrc.cfg``, whose ``keyring-path`` and ``default-keyring`` would make the butler
+#: import whatever module a program wrote into the home.
+KEYRING_BACKENDS = (
+    "keyring.backends.SecretService.Keyring",
+    "keyring.backends.kwallet.DBusKeyring",
+    "keyring.backends.libsecret.Keyring",
+    "keyring.backends.macOS.Keyring",
+    "keyring.backends.Windows.WinVaultKeyring",
+)
+#: The variable keyring itself reads: the person's explicit choice, from their environment
+#: (which no sandboxed program can change), honoured as keyring honours it.
+BACKEND_VARIABLE = "PYTHON_KEYRING_BACKEND"
 
-        backend = keyring.get_keyring()
+
+def system_keyring() -> Any | None:
+    """The keyring backend, or None where none works (a headless machine) — then keys go to
+    the 0600 file. The backend named by ``PYTHON_KEYRING_BACKEND``, else the viable one of
+    :data:`KEYRING_BACKENDS` keyring ranks highest; keyring's own config file and its
+    plug-in entry points are never read."""
+    try:
+        from keyring.backends import fail, null
+        from keyring.core import load_keyring
+
+        backend: Any
+        if os.environ.get(BACKEND_VARIABLE):
+            backend = load_keyring(os.environ[BACKEND_VARIABLE])
+        else:
+            backend = _best_backend(load_keyring)
     except Exception:  # not installed, or a backend that breaks while loading
         return None
-    if isinstance(backend, fail.Keyring | null.Keyring) or keeps_plaintext(backend):
+    if backend is None or isinstance(backend, fail.Keyring | null.Keyring):
         return None
-    return backend
+    return None if keeps_plaintext(backend) else backend
+
+
+def _best_backend(load: Any) -> Any | None:
+    """The viable backend of :data:`KEYRING_BACKENDS` with the highest priority."""
+    best: tuple[float, Any] | None = None
+    for name in KEYRING_BACKENDS:
+        try:
+            backend = load(name)  # raises where it cannot work here (no D-Bus, other OS)
+            priority = float(backend.priority)
+        except Exception:
+            continue
+        if priority > 0 and (best is None or priority > best[0]):
+            best = (priority, backend)
+    return best[1] if best is not None else None
 
 
 def keeps_plaintext(backend: Any) -> bool:

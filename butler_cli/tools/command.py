@@ -41,6 +41,7 @@ from butler_cli.tools.redact import child_env
 
 if TYPE_CHECKING:  # the sandbox is looked for when a command is judged or run, not before
     from butler_cli.tools.sandbox import Sandbox
+    from butler_cli.tools.trusted import Trusted
 
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
@@ -110,10 +111,15 @@ class CommandTool:
         protected: Sequence[Path] = (),
         network: bool = True,
         sandbox: Sandbox | None = None,
+        write_roots: Sequence[Path] = (),
+        trusted: Sequence[Trusted] = (),
     ) -> None:
         self.base = base_dir
         self.home = home
         self.roots = roots if roots is not None else default_roots(base_dir)
+        #: where the program may write: the task's folder unless more are named (issue 31)
+        self.write_roots = list(write_roots) or [base_dir]
+        self.trusted = list(trusted)
         self.protected = [home, *protected]
         self.network = network
         self._sandbox = sandbox
@@ -183,7 +189,9 @@ class CommandTool:
 
     def execute(self, name: str, args: dict[str, Any]) -> str:
         argv, cwd, timeout = self._checked(args)  # checked again: the disk may have changed
-        full = self.sandbox.wrap(argv, cwd, self.roots, self.protected, self.network)
+        full = self.sandbox.wrap(
+            argv, cwd, self.write_roots, self.protected, self.network, self.trusted
+        )
         env = child_env()
         if self.sandbox.kind == "bubblewrap":
             env["TMPDIR"] = "/tmp"  # its own fresh /tmp; the butler's TMPDIR may be read-only

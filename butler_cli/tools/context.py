@@ -15,6 +15,7 @@ from typing import Any
 from butler_cli.store.stored_keys import key_from
 from butler_cli.tools.paths import PathRules
 from butler_cli.tools.redact import child_env
+from butler_cli.tools.trusted import Trusted
 
 #: The policy a governed toolset is classified by: ``classify(name, args)`` returning a
 #: verdict, a verdict dict or None (no opinion).
@@ -35,6 +36,11 @@ class ToolContext:
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: [sandbox] settings for programs the butler starts (``network``).
     sandbox: Mapping[str, Any] = field(default_factory=dict)
+    #: Where a sandboxed program may write: the task's folder and the named allowed roots.
+    write_roots: Sequence[Path] = ()
+    #: The programs the config names (hooks, ``$EDITOR``, MCP servers): read-only in the
+    #: sandbox like the rest of the trusted base (:mod:`butler_cli.tools.trusted`).
+    trusted: Sequence[Trusted] = ()
 
     def section(self, name: str) -> Mapping[str, Any]:
         """The config section ``[name]`` a plug-in declared (an entry point in the

@@ -19,7 +19,8 @@ from butler_cli.core.errors import UsageError
 from butler_cli.core.toolsets import Toolset
 from butler_cli.entry_points import FoundEntryPoint, in_group
 from butler_cli.tools.context import Classifier, ToolContext
-from butler_cli.tools.paths import roots_from
+from butler_cli.tools.paths import roots_from, write_roots_from
+from butler_cli.tools.trusted import Trusted
 
 GROUP = "butler.tools"
 
@@ -91,6 +92,7 @@ def builtin_toolsets(
     allowed_roots: list[str] | None = None,
     sections: Mapping[str, Mapping[str, Any]] | None = None,
     sandbox: Mapping[str, Any] | None = None,
+    trusted: Sequence[Trusted] = (),
 ) -> list[Toolset]:
     """Every tool from the ``butler.tools`` plug-ins, bound to the task's folder, the butler's
     home and the allowed roots (config ``allowed_roots``; by default the task's folder and the
@@ -103,5 +105,7 @@ def builtin_toolsets(
         roots_from(base_dir, allowed_roots),
         dict(sections or {}),
         dict(sandbox or {}),
+        write_roots_from(base_dir, allowed_roots),
+        tuple(trusted),
     )
     return [toolset for plugin in load_tool_plugins(context) for toolset in plugin.toolsets]

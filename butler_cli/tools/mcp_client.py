@@ -28,13 +28,15 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from butler_cli.core.errors import Untrusted
 from butler_cli.core.together import on_interrupt
 from butler_cli.store.files import ensure_private_dir
 from butler_cli.tools.mcp_cache import Listing, ToolInfo
 from butler_cli.tools.mcp_content import one_line, result_text, start_failure
 from butler_cli.tools.mcp_hub import CALL_TIMEOUT_S, LOG_KEEP_BYTES, SEP, McpServer
 from butler_cli.tools.redact import child_env
-from butler_cli.tools.sandbox import detect_sandbox
+from butler_cli.tools.sandbox import Confinement, detect_sandbox
+from butler_cli.tools.trusted import refusal
 
 
 @dataclass
@@ -63,7 +65,7 @@ class McpClient:
         atexit.register(self.close)
 
     def start(
-        self, servers: Sequence[McpServer], hidden: Sequence[Path]
+        self, servers: Sequence[McpServer], confined: Confinement
     ) -> tuple[dict[str, Live], dict[str, str]]:
         """Start ``servers`` side by side and wait for each to answer or fail (bounded): the
         ones running, and why each of the others did not start (one line)."""
@@ -72,7 +74,7 @@ class McpClient:
             ready: Future[Live] = Future()
             log, mark = self._open_log(server)
             serving = asyncio.run_coroutine_threadsafe(
-                self._serve(server, ready, log, hidden), self._loop
+                self._serve(server, ready, log, confined), self._loop
             )
             self._done[server.name] = serving
             readies.append((server, ready, mark))
@@ -90,12 +92,12 @@ class McpClient:
         return started, failed
 
     async def _serve(
-        self, server: McpServer, ready: Future[Live], log: TextIO, hidden: Sequence[Path]
+        self, server: McpServer, ready: Future[Live], log: TextIO, confined: Confinement
     ) -> None:
         stop = asyncio.Event()
         try:
             async with (
-                _transport(server, log, hidden) as (reader, writer),
+                _transport(server, log, confined) as (reader, writer),
                 ClientSession(reader, writer) as session,
             ):
                 with anyio.fail_after(server.start_timeout):
@@ -189,9 +191,10 @@ def _listing(key: str, info: Any, tools: Sequence[Any]) -> Listing:
     return Listing(key, reported, tuple(found))
 
 
-def _transport(server: McpServer, log: TextIO, hidden: Sequence[Path]) -> Any:
+def _transport(server: McpServer, log: TextIO, confined: Confinement) -> Any:
     """The SDK's client transport for this server: stdio (in the sandbox unless the config
-    says ``sandbox = false``; stderr to its log) or streamable HTTP."""
+    says ``sandbox = false``; stderr to its log; its program refused when someone else could
+    have changed it, :mod:`butler_cli.tools.trusted`) or streamable HTTP."""
     if server.url:
         return streamable_http_client(server.url)
     assert server.command is not None
@@ -199,7 +202,10 @@ def _transport(server: McpServer, log: TextIO, hidden: Sequence[Path]) -> Any:
     program = shutil.which(server.command, path=env.get("PATH"))
     if program is None:
         raise FileNotFoundError(2, "No such file or directory (or not on PATH)", server.command)
+    problem = refusal(program, [] if server.sandbox else confined.writable, "MCP server")
+    if problem is not None:
+        raise Untrusted(problem)
     argv = [program, *server.args]
     if server.sandbox:
-        argv = detect_sandbox().wrap_server(argv, Path.cwd(), hidden)
+        argv = detect_sandbox().wrap_server(argv, Path.cwd(), confined)
     return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:], env=env), errlog=log)

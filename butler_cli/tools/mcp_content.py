@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
+from butler_cli.core.errors import ButlerError
 from butler_cli.tools.files import READ_CAP
 
 
@@ -73,6 +74,8 @@ def start_failure(exc: BaseException, timeout: float, last_words: str) -> str:
         said = f"did not answer within {timeout:g} s"
     elif isinstance(cause, FileNotFoundError | PermissionError) and cause.filename:
         said = f"{cause.strerror}: {cause.filename}"
+    elif isinstance(cause, ButlerError):  # refused before it started: the butler's words
+        said = cause.message
     elif "connection closed" in str(cause).lower():
         said = "it exited (or closed its output) before answering"
     else:

@@ -18,11 +18,13 @@ from __future__ import annotations
 import fnmatch
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.tools.mcp_cache import Listing, ToolCache, ToolInfo, cache_key
+from butler_cli.tools.sandbox import Confinement
+from butler_cli.tools.trusted import Trusted
 
 if TYPE_CHECKING:  # the client (asyncio, anyio, the SDK) loads when a server first starts
     from butler_cli.tools.mcp_client import Live, McpClient
@@ -82,6 +84,7 @@ class McpHub:
     home: Path
     failures: dict[str, str] = field(default_factory=dict)
     _hidden: set[Path] = field(default_factory=set)
+    _confined: Confinement = field(default_factory=Confinement)
     _live: dict[str, Live] = field(default_factory=dict)
     _listings: dict[str, Listing] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -93,6 +96,11 @@ class McpHub:
     def hide(self, paths: Sequence[Path]) -> None:
         """Paths a sandboxed server must never see (the butler's own files)."""
         self._hidden.update(paths)
+
+    def confine(self, writable: Sequence[Path], trusted: Sequence[Trusted]) -> None:
+        """Where a sandboxed server may write (the task's folder and the named roots), and
+        the programs the config names, kept read-only (issue 31)."""
+        self._confined = Confinement((), tuple(writable), tuple(trusted))
 
     @property
     def log_dir(self) -> Path:
@@ -142,7 +150,8 @@ class McpHub:
             from butler_cli.tools.mcp_client import McpClient
 
             self._client = McpClient(self.log_dir)
-        started, failed = self._client.start(servers, sorted(self._hidden))
+        confined = replace(self._confined, hidden=tuple(sorted(self._hidden)))
+        started, failed = self._client.start(servers, confined)
         self.failures.update(failed)
         for name, live in started.items():
             server = next(s for s in servers if s.name == name)

@@ -49,6 +49,12 @@ def roots_from(base: Path, configured: list[str] | None) -> list[Path]:
     return [Path(os.path.realpath(base / Path(r).expanduser())) for r in configured]
 
 
+def write_roots_from(base: Path, configured: list[str] | None) -> list[Path]:
+    """Where a sandboxed program may write (issue 31): the task's folder, and the roots the
+    person named in ``allowed_roots`` — never the home unless named (or the task's folder)."""
+    return [base, *(roots_from(base, configured) if configured is not None else [])]
+
+
 def root_refusal(path: Path, roots: list[Path]) -> str | None:
     """The refusal reason when ``path`` is under none of ``roots``, else None."""
     if any(is_inside(path, root) for root in roots):

@@ -33,6 +33,8 @@ def command(context: ToolContext) -> Toolset:
         list(context.roots),
         protected=list(context.protected),
         network=bool(context.sandbox.get("network", True)),
+        write_roots=list(context.write_roots) or [context.base_dir],
+        trusted=list(context.trusted),
     ).governed(context.policy)
 
 

@@ -1,8 +1,11 @@
 """The sandbox ``run_command`` starts programs in.
 
-Linux: bubblewrap (``bwrap``). The program sees the whole file system read-only except the
-allowed roots; inside them every ``.git`` (and the git dir a ``gitdir:`` file points to) stays
-read-only; the butler's own files (home, config, policy files, key files) are hidden — an
+Linux: bubblewrap (``bwrap``, found only at a fixed path: :mod:`butler_cli.tools.trusted`).
+The program sees the whole file system read-only except its write roots — the task's folder
+and the roots the person named (``allowed_roots``), never the home by default (issue 31);
+inside them every ``.git`` (and the git dir a ``gitdir:`` file points to) and the trusted
+base (what the butler itself runs or imports) stay read-only; the butler's own files (home,
+config, policy files, key files) are hidden — an
 empty read-only folder over a directory, ``/dev/null`` over a file. It gets a fresh ``/tmp``,
 ``/dev`` and ``/proc``, its own PID namespace (it cannot see the butler or its environment,
 and everything it started dies with it), no capabilities, and a new session (no typing into
@@ -26,10 +29,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from butler_cli.tools.trusted import Trusted, bubblewrap, kept_read_only, process_base
+
 PROBE_TIMEOUT_S = 10.0
+#: ``BUTLER_SANDBOX=none`` turns the sandbox off: every command then asks a person (stricter,
+#: never looser; the test suite uses it to stand for a machine without bubblewrap).
+OFF_VARIABLE = "BUTLER_SANDBOX"
 #: How deep below an allowed root ``.git`` folders are looked for (they are kept read-only).
 GIT_SCAN_DEPTH = 2
 GIT_SCAN_MAX_ENTRIES = 20_000
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What a sandboxed server may write (``writable``; the task's folder when empty), what
+    it must never see (``hidden``), and the programs the config names (``trusted``), kept
+    read-only like the rest of the trusted base."""
+
+    hidden: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+    trusted: tuple[Trusted, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,49 +76,51 @@ class Sandbox:
         writable: Iterable[Path],
         hidden: Iterable[Path],
         network: bool = True,
+        trusted: Iterable[Trusted] = (),
     ) -> list[str]:
-        """The argv that runs ``argv`` inside the sandbox (``argv`` itself when none)."""
+        """The argv that runs ``argv`` inside the sandbox (``argv`` itself when none): only
+        ``writable`` may be written, and inside it neither ``.git`` nor the trusted base
+        (this process's, and ``trusted``: the programs the config names)."""
         if self.program is None:
             return list(argv)
         roots = _existing(writable)
         masks = _masks(hidden, roots)
         gits = git_dirs(cwd, roots)
+        keep = kept_read_only([*process_base(), *trusted], roots)
         if self.kind == "bubblewrap":
             under_tmp = programs_under_tmp(argv)
-            args = bwrap_args(cwd, roots, gits, masks, network, under_tmp, pinned(masks, roots))
+            pins = pinned(masks, roots)
+            args = bwrap_args(cwd, roots, [*keep, *gits], masks, network, under_tmp, pins)
             return [self.program, *args, "--", *argv]
-        profile = seatbelt_profile(roots, gits, masks, network)
+        profile = seatbelt_profile(roots, [*keep, *gits], masks, network)
         return [self.program, "-p", profile, *argv]
 
-    def wrap_server(self, argv: Sequence[str], cwd: Path, hidden: Iterable[Path]) -> list[str]:
-        """The argv that runs a long-lived server (an MCP server) with the butler's own files
-        hidden and everything else as it is: the whole file system writable (it is the
-        person's program, doing its job), the network kept, its own PID namespace and session
-        (it cannot see the butler, and it dies with it)."""
-        if self.program is None:
-            return list(argv)
-        everything = [Path("/")]
-        masks = _masks(hidden, everything)
-        if self.kind == "bubblewrap":
-            pins = pinned(masks, everything)
-            args = bwrap_args(cwd, everything, [], masks, True, (), pins)
-            return [self.program, *args, "--", *argv]
-        return [self.program, "-p", seatbelt_profile(everything, [], masks, True), *argv]
+    def wrap_server(self, argv: Sequence[str], cwd: Path, confined: Confinement) -> list[str]:
+        """The argv that runs a long-lived server (an MCP server) under the same write model
+        as a command: only its write roots (by default ``cwd``, the task's folder) and a
+        private /tmp writable, the trusted base and ``.git`` read-only, the butler's own files
+        hidden; the network kept, its own PID namespace and session (it cannot see the
+        butler, and it dies with it)."""
+        writable = confined.writable or (cwd,)
+        return self.wrap(argv, cwd, writable, confined.hidden, True, confined.trusted)
 
 
 @functools.cache
 def detect_sandbox() -> Sandbox:
-    """The sandbox this machine can start, probed once per process."""
+    """The sandbox this machine can start, probed once per process: its program only at a
+    fixed path (never found through PATH, which a program may have put a folder first on)."""
+    if os.environ.get(OFF_VARIABLE, "").strip().lower() in ("none", "off", "0"):
+        return Sandbox("none", None, f"the sandbox is turned off ({OFF_VARIABLE})")
     if sys.platform == "darwin":
-        program = shutil.which("sandbox-exec") or "/usr/bin/sandbox-exec"
+        program = "/usr/bin/sandbox-exec"
         if os.path.exists(program):
             return Sandbox("sandbox-exec", program)
         return Sandbox("none", None, "sandbox-exec was not found")
     if not sys.platform.startswith("linux"):
         return Sandbox("none", None, f"no sandbox is known for {sys.platform}")
-    program = shutil.which("bwrap")
+    program, problem = bubblewrap()
     if program is None:
-        return Sandbox("none", None, "bubblewrap (bwrap) is not installed")
+        return Sandbox("none", None, problem)
     probe = [program, *bwrap_args(Path("/"), [], [], [], True), "--", "true"]
     try:
         done = subprocess.run(

@@ -25,9 +25,10 @@ from butler_cli.app.config.config import (
 )
 from butler_cli.app.config.config_file import PROVIDER_KEYS, read_config, section_values
 from butler_cli.app.config.settings import ENV, KEY_HELP
-from butler_cli.core.errors import UsageError
+from butler_cli.core.errors import Untrusted, UsageError
 from butler_cli.providers import REMOTE
 from butler_cli.store.files import read_text_regular, write_atomic
+from butler_cli.tools.trusted import program_path, refusal
 
 
 def _parts(key: str) -> list[str]:
@@ -154,8 +155,15 @@ def edit(path: Path | None = None) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, TEMPLATE.encode("utf-8"))
     editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
+    argv = shlex.split(editor) or ["vi"]
+    program = program_path(argv[0])
+    if program is None:
+        raise UsageError(f"cannot start the editor {editor!r}: it was not found")
+    problem = refusal(program, [Path.cwd()], what="the editor")  # it runs with your rights
+    if problem is not None:
+        raise Untrusted(problem)
     try:
-        done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        done = subprocess.run([str(program), *argv[1:], str(path)], check=False)
     except OSError as exc:
         raise UsageError(f"cannot start the editor {editor!r}: {exc.strerror}") from exc
     if done.returncode != 0:

@@ -7,16 +7,16 @@ this module only when the config names a server, so a run without one loads no M
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from butler_cli.app.run.protected import protected_paths
+from butler_cli.app.run.protected import protected_paths, trusted_programs
 from butler_cli.store.files import butler_home
 from butler_cli.tools.mcp import hub_tools, mcp_toolsets, servers_from, shared_hub
 from butler_cli.tools.mcp_hub import SEP, McpHub, McpUnavailable
+from butler_cli.tools.paths import write_roots_from
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from butler_cli.app.config.config import Config
     from butler_cli.core.toolsets import Toolset
     from butler_cli.policy.loader import LoadedPolicy
@@ -29,6 +29,7 @@ def start_mcp(settings: Config, home: Path, protected: list[Path]) -> McpHub:
     starts here: a server starts when its tools must be listed or one is called."""
     hub = shared_hub(servers_from(settings.mcp), home)
     hub.hide(protected)
+    hub.confine(write_roots_from(Path.cwd(), settings.allowed_roots()), trusted_programs(settings))
     return hub
 
 

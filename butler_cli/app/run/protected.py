@@ -10,12 +10,14 @@ in), the stored keys' file (or its folder), a file keyring's folder, the policy 
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
 from butler_cli.app.config.config import Config, config_path
 from butler_cli.core.errors import GateMoved
 from butler_cli.store.stored_keys import keyring_files, keys_path
+from butler_cli.tools.trusted import Trusted, program_path
 
 
 def protected_paths(
@@ -49,6 +51,36 @@ def protected_paths(
         real = Path(os.path.realpath(path.expanduser()))
         if real not in out:
             out.append(real)
+    return out
+
+
+def trusted_programs(config: Config | None) -> list[Trusted]:
+    """The programs the config names, which the butler runs outside the sandbox or starts
+    servers from: the ``[hooks]`` commands, ``$EDITOR`` (``$VISUAL``, vi), each MCP server's
+    program and the files among its arguments (``python3 server.py``). Part of the trusted
+    base (:mod:`butler_cli.tools.trusted`): read-only to sandboxed programs."""
+    words: list[str] = [os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"]
+    for value in (config.hooks if config is not None else {}).values():
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            words.append(value[0])
+        elif isinstance(value, str) and not value.startswith(("http://", "https://")):
+            words.append(value)
+    names: list[str] = []
+    for word in words:
+        try:
+            names += shlex.split(word)[:1]
+        except ValueError:
+            continue
+    for table in (config.mcp if config is not None else {}).values():
+        if isinstance(table, dict) and isinstance(table.get("command"), str):
+            names.append(table["command"])
+            args = table.get("args")
+            names += [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+    out: list[Trusted] = []
+    for name in names:
+        where = program_path(name) if os.sep in name or not os.path.exists(name) else None
+        if where is not None and where.exists():
+            out.append(Trusted(where))
     return out
 
 

@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING
 from butler_cli.app.config.config import Config, load_config, resolve_options
 from butler_cli.app.config.options import MODEL_ENV, RunOptions
 from butler_cli.app.run.instructions import GateFiles, Instructions, find
-from butler_cli.app.run.protected import GateWatch, policy_file_of, protected_paths
+from butler_cli.app.run.protected import (
+    GateWatch,
+    policy_file_of,
+    protected_paths,
+    trusted_programs,
+)
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
 from butler_cli.memory.store import DEFAULT_PROFILE, MemoryStore, open_memory
@@ -271,6 +276,7 @@ def _toolbox(
                 allowed_roots=settings.allowed_roots(),
                 sections=settings.sections,
                 sandbox=settings.sandbox,
+                trusted=trusted_programs(settings),
             ),
             *mcp_sets,
         ]
