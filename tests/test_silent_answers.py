@@ -360,3 +360,44 @@ def test_a_gateway_refusing_a_missing_key_names_api_key_env(
     [line] = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert message in line and "providers.openai-compatible.api_key_env" in line
     assert "Traceback" not in r.stderr
+
+
+# -- --no-stream ------------------------------------------------------------------------------
+def test_no_stream_asks_for_the_answer_whole_from_the_start(
+    fake: FakeLLM, butler: Any, butler_home: Path
+) -> None:
+    fake.respond = llama_tools(openai_whole("Paris."))
+    r = butler("run", *local(fake), "--no-stream", "capital?", "--json")
+    assert r.returncode == 0, r.stderr
+    [rep] = valid(r.stdout)
+    assert rep["text"] == "Paris." and rep["warnings"] == []
+    assert [q["body"]["stream"] for q in fake.requests] == [False]
+    assert "stream_options" not in fake.requests[0]["body"]
+    (butler_home / "config.toml").write_text("stream = false\n")
+    assert butler("run", *local(fake), "capital?").stdout.strip() == "Paris."
+    assert [q["body"]["stream"] for q in fake.requests] == [False, False]
+
+
+def test_no_stream_in_the_chat_and_for_anthropic(
+    fake: FakeLLM, butler_home: Path, workdir: Path
+) -> None:
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "local",
+        "content": [{"type": "text", "text": "Tea is ready."}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 4},
+    }
+    fake.replies = [Reply(body=message)]
+    args = ["chat", *local(fake, "anthropic"), "--no-stream"]
+    child = spawn_butler(args, butler_home, workdir, **ANTHROPIC_KEY)
+    child.expect("you ›")
+    child.sendline("tea?")
+    child.expect("Tea is ready.")
+    child.expect("you ›")
+    assert fake.requests[0]["body"].get("stream") is False
+    child.sendcontrol("d")
+    child.expect("Goodbye")

@@ -14,3 +14,5 @@ class ProviderSettings:
     base_url: str | None = None
     api_key_env: str | None = None
     api_key_file: str | None = None
+    #: False: every answer is asked for whole (`--no-stream`, or `stream = false`).
+    stream: bool = True

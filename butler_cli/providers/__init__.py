@@ -9,7 +9,7 @@ SDKs only when it is first called: a scripted run loads neither.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import UsageError
@@ -78,6 +78,7 @@ class RemoteKind:
             self.key_required,
             key_file,
             tuple(sorted({**DEFAULTS.get(self.name, {}), **(options or {})}.items())),
+            settings.stream,
         )
         return self.adapter(endpoint)
 
@@ -123,16 +124,22 @@ def resolve_model(
     base_url: str | None = None,
     settings: Mapping[str, ProviderSettings] | None = None,
     options: Mapping[str, OptionValue] | None = None,
+    *,
+    stream: bool = True,
 ) -> Provider:
     """Build the provider for ``spec`` with its model options (``-o``, checked against what
-    it takes); an unknown provider is a usage error listing the known."""
+    it takes); an unknown provider is a usage error listing the known. ``stream`` False: every
+    answer is asked for whole (`--no-stream`)."""
     name, sep, target = spec.partition(":")
     factory = PROVIDERS.get(name) if sep else None
     if factory is None:
         known = ", ".join(f"{n}:..." for n in PROVIDERS)
         raise UsageError(f"unknown model '{spec}'; known providers: {known}")
     checked = check_options(name, options or {})
-    return factory(target, base_url, (settings or {}).get(name, ProviderSettings()), checked)
+    chosen = (settings or {}).get(name, ProviderSettings())
+    if not stream:
+        chosen = replace(chosen, stream=False)
+    return factory(target, base_url, chosen, checked)
 
 
 def model_spec_of(provider: Provider, given: str) -> str:

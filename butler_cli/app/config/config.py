@@ -63,6 +63,10 @@ class Config:
         """``given`` with an alias replaced by the spec it names (one level: no chains)."""
         return self.aliases.get(given, given)
 
+    def streams(self, opts: RunOptions) -> bool:
+        """Whether model answers are streamed: not with --no-stream, nor `stream = false`."""
+        return not opts.no_stream and self.values.get("stream", True) is not False
+
     def allowed_roots(self) -> list[str] | None:
         roots = self.values.get("allowed_roots")
         return list(roots) if roots is not None else None

@@ -90,6 +90,12 @@ class RunOptions:
         help="Server for the model's provider, e.g. http://127.0.0.1:8080/v1. Recorded in parks.",
         recorded=True,
     )
+    no_stream: bool = flag(
+        "--no-stream",
+        help="Ask the model for every answer whole, never streamed (for a server whose streams "
+        "go wrong). Default: the config's stream (true).",
+        default=False,
+    )
     #: Model options from `-o KEY=VALUE`, checked (None: none given).
     model_options: dict[str, int | float] | None = flag(
         "--option",

@@ -56,6 +56,12 @@ SETTINGS: tuple[Setting, ...] = (
         help="your own persona for the system prompt",
     ),
     Setting("allowed_roots", list, help="folders the tools may reach, comma-separated"),
+    Setting(
+        "stream",
+        bool,
+        True,
+        help="false asks the model for every answer whole, never streamed (--no-stream)",
+    ),
     Setting("sandbox.network", bool, True, help="false cuts run_command off the network"),
 )
 

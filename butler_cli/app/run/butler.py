@@ -216,7 +216,13 @@ class Butler:
         the config file names them); a bad name raises and changes nothing. Its spec."""
         settings = load_config()
         spec = settings.model_spec(name)
-        provider = resolve_model(spec, self.base_url, settings.providers, self.model_options)
+        provider = resolve_model(
+            spec,
+            self.base_url,
+            settings.providers,
+            self.model_options,
+            stream=settings.streams(self.session.options),
+        )
         self.provider = provider
         self.model_spec = model_spec_of(provider, spec)
         return self.model_spec

@@ -158,7 +158,13 @@ def open_session(
         raise UsageError("--max-rounds must be at least 1")
     home = home or butler_home()
     memory = open_memory(home, opts.profile or DEFAULT_PROFILE)  # bad name: usage error
-    provider = resolve_model(model, opts.base_url, settings.providers, opts.model_options)
+    provider = resolve_model(
+        model,
+        opts.base_url,
+        settings.providers,
+        opts.model_options,
+        stream=settings.streams(opts),
+    )
     policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
     policy = load_policy(
         opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file, settings.sections)
