@@ -13,7 +13,7 @@ if os.environ.get("NOTES_STARTS"):  # the tests count how many times a server wa
 server = MCPServer("notes")
 
 
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 def lookup(title: str) -> str:
     """Read a note by title."""
     path = NOTES / f"{title}.txt"
@@ -51,7 +51,7 @@ def count() -> str:
     return str(len(list(NOTES.glob("*.txt"))))
 
 
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 def crash() -> str:
     """Dies mid-call, as a buggy server would."""
     os._exit(3)

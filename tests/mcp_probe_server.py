@@ -42,7 +42,7 @@ from mcp.types import ToolAnnotations  # noqa: E402
 version_file = os.environ.get("PROBE_VERSION_FILE")
 version = Path(version_file).read_text().strip() if version_file else "1.0"
 server = MCPServer(os.environ.get("PROBE_NAME", "probe"), version=version)
-RO = ToolAnnotations(read_only_hint=True)
+RO = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 @server.tool(annotations=RO if version != "3.0" else None)  # 3.0 no longer says read-only

@@ -12,7 +12,7 @@ CALLS = Path(os.environ["CALLS_DIR"])
 server = MCPServer("slow")
 
 
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 async def lookup(key: str, until: str = "") -> str:
     """Look something up on a far server (waits for the file ``until``)."""
     CALLS.mkdir(exist_ok=True)

@@ -153,3 +153,21 @@ def test_a_policy_rule_can_put_an_mcp_tool_behind_the_gate(butler, script, notes
     assert json_lines(r.stdout)[0]["approval"]["reason"].startswith(
         "dangerous — rule 'lookups are private'"
     )
+
+
+def test_a_declared_destructive_tool_is_never_kept(butler, script, notes, workdir) -> None:
+    """Issue 31, case 7: a tool the server declares destructive was offered "always allow
+    here", and a kept approval of it ran it unasked under --yes-safe. It is asked every time."""
+    folder = json.dumps(str(workdir.resolve()))
+    (notes.parent / "home" / "approvals.toml").write_text(
+        f'[[approval]]\ntool = "notes__wipe"\nfolder = {folder}\n'
+        'arguments = "{}"\nfiles = "{}"\n'  # exactly what the prompt keeps for wipe()
+    )
+    model = script({"tool_calls": [call("notes__wipe", "w")]}, {"text": "wiped"})
+    r = butler("run", "--model", model, "tidy", "--json", "--yes-safe")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert (notes / "tea.txt").exists()
+    parked = json_lines(r.stdout)[0]
+    assert "declares it destructive" in parked["approval"]["reason"]
+    shown = json.loads(butler("show", parked["park_id"], "--json").stdout)
+    assert shown["verdicts"]["w"]["ask_always"] is True  # no "always allow here" offered

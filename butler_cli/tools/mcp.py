@@ -1,12 +1,16 @@
 """MCP servers as toolsets: their tools join the loop as ``<server>__<tool>``.
 
-A tool is benign only when its server declares it read-only (``readOnlyHint``) or the config
-names it benign (``benign = ["count"]``): the MCP specification's defaults are
-``readOnlyHint: false`` and ``destructiveHint: true``, so a tool with no annotations may change
-things. The config can govern more (``governed = ["create*"]``, or ``true`` for the whole
-server); a declared hint is shown in the tool's description. The specs come from the hub
-(:mod:`mcp_hub`): from the cache when it is good, so a task that calls no MCP tool starts no
-server. A server that fails to start is reported and the butler runs without it.
+A tool is benign only when its server declares it read-only (``readOnlyHint``) and
+closed-world (``openWorldHint: false``), or the config names it benign (``benign = ["count"]``):
+the MCP specification's defaults are ``readOnlyHint: false``, ``destructiveHint: true`` and
+``openWorldHint: true``, so a tool with no annotations may change things, and a read-only tool
+that does not say otherwise may reach other machines (governed like ``http_request``). A tool
+that is declared destructive or may reach other machines is asked about every time
+(``ask_always``: never "always allow here"). The config can govern more
+(``governed = ["create*"]``, or ``true`` for the whole server); a declared hint is shown in
+the tool's description. The specs come from the hub (:mod:`mcp_hub`): from the cache when it
+is good, so a task that calls no MCP tool starts no server. A server that fails to start is
+reported and the butler runs without it.
 """
 
 from __future__ import annotations
@@ -45,13 +49,19 @@ class McpTool:
 
     def hints(self) -> str:
         info = self.info
-        declared = (("read-only", info.read_only), ("destructive", info.destructive))
+        declared = (
+            ("read-only", info.read_only),
+            ("destructive", info.destructive),
+            ("open-world", info.open_world),
+        )
         shown = [hint for hint, on in declared if on]
         return f" [declared {', '.join(shown)}]" if shown else ""
 
 
 def governed_by_config(server: McpServer, info: ToolInfo) -> bool:
-    return server.governs(info.name, info.read_only is True, info.destructive is True)
+    return server.governs(
+        info.name, info.read_only is True, info.destructive is True, info.open_world is False
+    )
 
 
 def hub_tools(hub: McpHub, refresh: bool = False) -> list[McpTool]:
@@ -98,13 +108,21 @@ def mcp_toolsets(
 def _spec(tool: McpTool, governed: bool = False) -> ToolSpec:
     default = None
     if governed:
-        if tool.info.destructive:
+        info, server = tool.info, tool.server
+        if info.destructive:
             why = "the server declares it destructive"
-        elif tool.info.read_only or tool.server.named(tool.name, tool.server.benign):
+        elif info.read_only and info.open_world is not False:
+            why = "it may reach other machines (the server does not declare it closed-world)"
+        elif info.read_only or server.named(tool.name, server.benign):
             why = "governed by your MCP config"
         else:
             why = "the server does not declare it read-only"
-        default = approve(f"MCP tool {tool.full_name}: {why} — asking you first")
+        # like http_request and a delete: what reaches other machines, or is declared
+        # destructive, is asked every time — never kept as "always allow here"
+        every_time = info.destructive is True or info.open_world is not False
+        default = approve(
+            f"MCP tool {tool.full_name}: {why} — asking you first", ask_always=every_time
+        )
     described = f"{tool.info.description}{tool.hints()}"
     return ToolSpec(tool.full_name, described, tool.info.schema, default)
 

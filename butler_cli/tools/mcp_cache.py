@@ -24,7 +24,7 @@ from butler_cli.core.errors import StorageError
 from butler_cli.store.files import read_no_follow, write_atomic
 
 CACHE_FILE = "mcp-tools.json"
-FORMAT = 1
+FORMAT = 2  # 2: each tool's openWorldHint is kept (a format-1 entry is listed afresh)
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class ToolInfo:
     schema: dict[str, Any]
     read_only: bool | None
     destructive: bool | None
+    #: ``openWorldHint``: it reaches other machines (the web). None: not said — the MCP
+    #: specification's default is true.
+    open_world: bool | None
 
 
 @dataclass(frozen=True)

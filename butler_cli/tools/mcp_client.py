@@ -185,6 +185,7 @@ def _listing(key: str, info: Any, tools: Sequence[Any]) -> Listing:
                 dict(tool.input_schema or {"type": "object"}),
                 getattr(hints, "read_only_hint", None) if hints else None,
                 getattr(hints, "destructive_hint", None) if hints else None,
+                getattr(hints, "open_world_hint", None) if hints else None,
             )
         )
     reported = f"{getattr(info, 'name', '')} {getattr(info, 'version', '')}".strip()

@@ -61,13 +61,15 @@ class McpServer:
     def key(self) -> str:
         return cache_key(self.command, self.url, self.args, list(self.env))
 
-    def governs(self, tool: str, read_only: bool, destructive: bool) -> bool:
-        """Governed: named by ``governed``, declared destructive, or not known to be benign
-        (neither declared read-only by the server nor named in ``benign``)."""
+    def governs(self, tool: str, read_only: bool, destructive: bool, closed: bool) -> bool:
+        """Governed: named by ``governed``, declared destructive, or not known to be benign —
+        benign is named in ``benign`` (the person's choice), or declared read-only *and*
+        closed-world (``closed``: ``openWorldHint: false``; a tool that reaches other machines
+        is governed like ``http_request``, whatever ``readOnlyHint`` says)."""
         patterns = self.governed if isinstance(self.governed, tuple) else ()
         if self.governed is True or destructive or self.named(tool, patterns):
             return True
-        return not (read_only or self.named(tool, self.benign))
+        return not ((read_only and closed) or self.named(tool, self.benign))
 
     def named(self, tool: str, patterns: tuple[str, ...]) -> bool:
         return any(
