@@ -315,3 +315,49 @@ def test_the_inbox_starts_each_server_once(butler, script, probe, butler_home, w
         served.stop()
     assert (workdir / "a.txt").read_text() == "a" and (workdir / "b.txt").read_text() == "b"
     assert starts(probe) == 2
+
+
+def test_a_failed_start_is_remembered_for_a_short_back_off(
+    butler, script, butler_home, tmp_path
+) -> None:
+    """Issue 32, story 7: a server that failed to start is not started again by the next runs
+    (each paid its start_timeout and the kill again); they go on without it at once, saying so.
+    `butler mcp list` always tries and says how long runs leave it alone; a start that works,
+    or another config, ends the back-off."""
+    log, broken = tmp_path / "starts", tmp_path / "broken"
+    broken.write_text("")
+    configure(
+        butler_home, server_table("flaky", {"PROBE_LOG": str(log), "PROBE_DIE_IF": str(broken)})
+    )
+    model = script({"text": "fine"}, {"text": "fine"}, {"text": "fine"})
+    first = butler("run", "--model", model, "one")
+    assert first.returncode == 0, first.stderr
+    assert starts(log) == 1 and "MCP server 'flaky' did not start" in first.stderr
+
+    second = butler("run", "--model", model, "two")
+    assert second.returncode == 0, second.stderr
+    assert starts(log) == 1  # not started again: no second wait
+    [said] = [ln for ln in second.stderr.splitlines() if "flaky" in ln]
+    assert "failed to start" in said and "not tried again for" in said
+    assert "butler mcp list" in said
+
+    listed = butler("mcp", "list", "--json")  # the diagnosis always tries
+    assert listed.returncode == 1 and starts(log) == 2
+    [state] = json.loads(listed.stdout)["servers"]
+    assert state["state"].startswith("failed: ") and state["retry_after"]
+    text = butler("mcp", "list")
+    assert starts(log) == 3 and "runs go on without it until" in text.stdout
+
+    broken.unlink()  # fixed: `mcp list` finds it running, and runs use it again
+    fixed = butler("mcp", "list", "--json")
+    assert fixed.returncode == 0, fixed.stdout
+    assert json.loads(fixed.stdout)["servers"][0]["retry_after"] is None
+    broken.write_text("")
+    assert butler("mcp", "list").returncode == 1  # broken again: remembered again
+    configure(  # another config is another server: tried at once
+        butler_home,
+        server_table("flaky", {"PROBE_LOG": str(log), "PROBE_DIE_IF": str(broken), "X": "1"}),
+    )
+    before = starts(log)
+    butler("run", "--model", model, "three")
+    assert starts(log) == before + 1

@@ -11,6 +11,7 @@ from butler_cli.app.run.mcp_servers import mcp_states
 from butler_cli.cli import render
 from butler_cli.cli.options import Json
 from butler_cli.core.errors import ExitCode
+from butler_cli.tools.mcp_backoff import BACKOFF_S
 from butler_cli.ui.text import visible
 
 app = typer.Typer(
@@ -35,7 +36,8 @@ benign = ["count"]                   # run without asking though the server does
 def list_(json_out: Json = False) -> None:
     """Start each configured server (side by side, each bounded by its start_timeout), list
     its tools, refresh the tool cache, and say which tools wait for approval. Exits 1 when a
-    server fails to start (its stderr is in the log file named)."""
+    server fails to start (its stderr is in the log file named); runs then go on without it
+    for 5 min, and this command tries it again at once."""
     config = load_config()
     if not config.mcp:
         if json_out:
@@ -51,6 +53,14 @@ def list_(json_out: Json = False) -> None:
             print(visible(f"{s.name}: {s.state}"))
             if s.failed:
                 print(visible(f"  its stderr: {s.log}"))
+            if s.retry_after:
+                print(
+                    visible(
+                        f"  runs go on without it until {s.retry_after} (a failed start is "
+                        f"remembered for {BACKOFF_S / 60:g} min); `butler mcp list` tries it "
+                        "at once"
+                    )
+                )
             for t in s.tools:
                 print(visible(f"  {t.name:<32} {t.kind:<9} {t.hints}"))
     if any(s.failed for s in servers):

@@ -10,7 +10,10 @@ such server starts at once, side by side). A start is bounded (``start_timeout``
 group. Its stderr goes to ``mcp-logs/NAME.log`` in the home,
 never to the terminal, and a failure is told in one line by its real cause. A server that
 failed, or died, stays so for the rest of the process: a process (a chat, `butler serve`, one
-run) starts each server at most once.
+run) starts each server at most once. A failed start is remembered in the home for a short
+back-off (:mod:`mcp_backoff`): the next runs list their tools without that server at once
+instead of waiting for it again; a call to one of its (cached) tools, a decision that needs
+it, and `butler mcp list` always try.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from butler_cli.tools.mcp_backoff import FailedStarts
 from butler_cli.tools.mcp_cache import Listing, ToolCache, ToolInfo, cache_key
 from butler_cli.tools.sandbox import Confinement
 from butler_cli.tools.trusted import Trusted
@@ -94,6 +98,7 @@ class McpHub:
 
     def __post_init__(self) -> None:
         self.cache = ToolCache(self.home)
+        self.failed_starts = FailedStarts(self.home)
 
     def hide(self, paths: Sequence[Path]) -> None:
         """Paths a sandboxed server must never see (the butler's own files)."""
@@ -127,14 +132,14 @@ class McpHub:
                     self._listings[server.name] = cached
                 else:
                     missing.append(server)
-            self._start(missing)
+            self._start(missing, retry=refresh)
             return dict(self._listings)
 
     def ensure(self, server: McpServer) -> Live:
         """The server's running session, started now if need be (McpUnavailable if not)."""
         with self._lock:
             if server.name not in self._live and server.name not in self.failures:
-                self._start([server])
+                self._start([server], retry=True)  # its tool is needed now: always tried
             live = self._live.get(server.name)
             if live is None:
                 raise McpUnavailable(
@@ -143,8 +148,12 @@ class McpHub:
                 )
             return live
 
-    def _start(self, servers: Sequence[McpServer]) -> None:
-        """Start ``servers`` side by side and wait for each to answer or fail (bounded)."""
+    def _start(self, servers: Sequence[McpServer], retry: bool = False) -> None:
+        """Start ``servers`` side by side and wait for each to answer or fail (bounded). One
+        whose start failed a moment ago is not started only to list its tools (unless
+        ``retry``): it fails at once, saying so, and the run goes on without it."""
+        if not retry:
+            servers = [s for s in servers if not self._backing_off(s)]
         if not servers:
             return
         if self._client is None:
@@ -155,11 +164,19 @@ class McpHub:
         confined = replace(self._confined, hidden=tuple(sorted(self._hidden)))
         started, failed = self._client.start(servers, confined)
         self.failures.update(failed)
+        keys = {s.name: s.key for s in servers}
+        self.failed_starts.update({n: (keys[n], why) for n, why in failed.items()}, started)
         for name, live in started.items():
             server = next(s for s in servers if s.name == name)
             self._live[name] = live
             self._listings[name] = live.listing
             self.cache.put(name, live.listing, list(server.env))
+
+    def _backing_off(self, server: McpServer) -> bool:
+        remembered = self.failed_starts.current(server.name, server.key)
+        if remembered is not None:
+            self.failures[server.name] = remembered.skipped(self.failed_starts.clock())
+        return remembered is not None
 
     # -- calling -----------------------------------------------------------------------------
 

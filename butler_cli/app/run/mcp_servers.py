@@ -7,6 +7,7 @@ this module only when the config names a server, so a run without one loads no M
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,9 @@ class McpServerState:
     state: str
     log: str
     tools: list[McpToolRow] = field(default_factory=list)
+    #: After a failed start: when runs try the server again (UTC, ISO 8601); until then they
+    #: go on without it at once. None when it runs.
+    retry_after: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -91,7 +95,12 @@ def mcp_states(settings: Config) -> list[McpServerState]:
             if t.server is server
         ]
         state = f"failed: {problem}" if problem else "running"
-        out.append(
-            McpServerState(server.name, state, str(hub.log_dir / f"{server.name}.log"), rows)
+        remembered = hub.failed_starts.current(server.name, server.key) if problem else None
+        retry = (
+            datetime.fromtimestamp(remembered.until, UTC).isoformat(timespec="seconds")
+            if remembered is not None
+            else None
         )
+        log = str(hub.log_dir / f"{server.name}.log")
+        out.append(McpServerState(server.name, state, log, rows, retry))
     return out
