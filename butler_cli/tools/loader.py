@@ -10,17 +10,12 @@ without it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from butler_cli.core.errors import UsageError
 from butler_cli.core.toolsets import Toolset
 from butler_cli.entry_points import FoundEntryPoint, in_group
-from butler_cli.tools.context import Classifier, ToolContext
-from butler_cli.tools.paths import roots_from, write_roots_from
-from butler_cli.tools.trusted import Trusted
+from butler_cli.tools.context import ToolContext
 
 GROUP = "butler.tools"
 
@@ -82,30 +77,3 @@ def load_tool_plugins(context: ToolContext) -> list[LoadedTools]:
                 )
         loaded.append(LoadedTools(ep.name, ep, toolsets))
     return loaded
-
-
-def builtin_toolsets(
-    base_dir: Path,
-    home: Path,
-    policy: Classifier | None,
-    protected: Sequence[Path | None] = (),
-    allowed_roots: list[str] | None = None,
-    sections: Mapping[str, Mapping[str, Any]] | None = None,
-    sandbox: Mapping[str, Any] | None = None,
-    trusted: Sequence[Trusted] = (),
-) -> list[Toolset]:
-    """Every tool from the ``butler.tools`` plug-ins, bound to the task's folder, the butler's
-    home and the allowed roots (config ``allowed_roots``; by default the task's folder and the
-    home folder)."""
-    context = ToolContext(
-        base_dir,
-        home,
-        policy,
-        [p for p in protected if p is not None],
-        roots_from(base_dir, allowed_roots),
-        dict(sections or {}),
-        dict(sandbox or {}),
-        write_roots_from(base_dir, allowed_roots),
-        tuple(trusted),
-    )
-    return [toolset for plugin in load_tool_plugins(context) for toolset in plugin.toolsets]

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import conversations as convs
-from butler_cli.app.config.config import load_config
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.approvals import folder_key, keep, kept_for
 from butler_cli.app.parks.decisions import (
@@ -51,10 +50,15 @@ from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.faults import crash_point
 
 if TYPE_CHECKING:
+    from butler_cli.app.run.instructions import Instructions
     from butler_cli.core.grants import Grant, GrantBook
     from butler_cli.core.park import Decision, ParkState, RunContext
+    from butler_cli.memory.store import MemoryStore
+    from butler_cli.policy.loader import LoadedPolicy
     from butler_cli.store.journal import ParkJournal
     from butler_cli.store.parks import ParkStore
+    from butler_cli.tools.masking import MaskingToolbox
+    from butler_cli.tools.mcp_hub import McpHub
 
 #: Gives each task of a batch its own observer (e.g. progress output), or None; the third
 #: argument is the task's conversation id (None when the store could not be written).
@@ -91,34 +95,56 @@ class Butler:
         back when the run closes (a kept session); by default closing closes it."""
         self.session = session
         self._release: Callable[[Session], None] | None = release or Session.close
-        self.home = session.home
         self._store: ParkStore | None = None
         self.audit = AuditLog(session.home)
+        #: The model this run talks to: the session's, until the chat's `/model` switches it.
         self.provider = session.provider
         self.model_spec = session.model_spec
-        self.policy = session.policy
-        self.cwd = session.cwd
-        self.memory = session.memory
-        self.policy_file = session.policy_file
-        self.base_url = session.options.base_url
-        self.model_options = dict(session.options.model_options or {})
-        self.persona = session.persona
-        self.block = session.block
-        self.instructions = session.instructions
         self.config = LoopConfig(
-            system=system_prompt(self.block, self.persona, self.instructions.text),
+            system=system_prompt(session.block, session.persona, session.instructions.text),
             max_rounds=session.max_rounds,
             allow_runs=session.options.yes_safe,
             grants=grants,
             kept=kept_for(session.home, session.cwd),  # read now: one kept since counts
         )
         remember_park_key(session.home)  # made since the session was built, perhaps
-        self.toolbox = session.toolbox
-        self.mcp = session.mcp
         self._told: set[str] = set()
         self._conversations: ConversationStore | None = None
         #: The [hooks]: fired once per report, by run_task and resume, after the lock is let go.
         self.notifier = Notifier.from_config(session.settings.hooks)
+
+    # What the session keeps, read from it (never copied: one session, one truth).
+    @property
+    def home(self) -> Path:
+        return self.session.home
+
+    @property
+    def policy(self) -> LoadedPolicy:
+        return self.session.policy
+
+    @property
+    def cwd(self) -> Path:
+        return self.session.cwd
+
+    @property
+    def memory(self) -> MemoryStore:
+        return self.session.memory
+
+    @property
+    def block(self) -> str:
+        return self.session.block
+
+    @property
+    def instructions(self) -> Instructions:
+        return self.session.instructions
+
+    @property
+    def toolbox(self) -> MaskingToolbox:
+        return self.session.toolbox
+
+    @property
+    def mcp(self) -> McpHub | None:
+        return self.session.mcp
 
     @property
     def store(self) -> ParkStore:
@@ -154,17 +180,18 @@ class Butler:
         parks: the park's models load then, not on every run)."""
         from butler_cli.core.park import RunContext
 
+        options = self.session.options
         return RunContext(
             task=task,
             model=self.model_spec,
             policy=self.policy.spec,
-            system=self.persona,
+            system=self.session.persona,
             max_rounds=self.config.max_rounds,
             cwd=str(self.cwd),
             profile=self.memory.profile,
-            policy_file=str(self.policy_file) if self.policy_file else None,
-            base_url=self.base_url,
-            model_options=self.model_options,
+            policy_file=str(self.session.policy_file) if self.session.policy_file else None,
+            base_url=options.base_url,
+            model_options=dict(options.model_options or {}),
             memory_block=self.block,
             instructions=self.instructions.text,
         )
@@ -213,15 +240,16 @@ class Butler:
 
     def switch_model(self, name: str) -> str:
         """The chat's `/model NAME`: the next turns use that model (an alias or a spec, as
-        the config file names them); a bad name raises and changes nothing. Its spec."""
-        settings = load_config()
+        the session's config names them), with the session's base URL, model options and
+        streaming; a bad name raises and changes nothing. Its spec."""
+        settings, options = self.session.settings, self.session.options
         spec = settings.model_spec(name)
         provider = resolve_model(
             spec,
-            self.base_url,
+            options.base_url,
             settings.providers,
-            self.model_options,
-            stream=settings.streams(self.session.options),
+            options.model_options,
+            stream=settings.streams(options),
         )
         self.provider = provider
         self.model_spec = model_spec_of(provider, spec)
@@ -281,7 +309,6 @@ class Butler:
     def close(self) -> None:
         """The run is over (safe to call twice): its session is closed, or given back to the
         process that keeps it. The MCP servers are the process's: they stop when it ends."""
-        self.mcp = None
         if self._conversations is not None:
             self._conversations.close()
             self._conversations = None

@@ -42,8 +42,10 @@ from butler_cli.policy.loader import LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.files import butler_home, read_no_follow
-from butler_cli.tools.loader import builtin_toolsets
+from butler_cli.tools.context import ToolContext
+from butler_cli.tools.loader import LoadedTools, load_tool_plugins
 from butler_cli.tools.masking import MaskingToolbox
+from butler_cli.tools.paths import roots_from, write_roots_from
 from butler_cli.tools.redact import remember_secret
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from butler_cli.core.park import RunContext
     from butler_cli.core.provider import Provider
     from butler_cli.core.toolsets import Toolset
-    from butler_cli.tools.mcp_hub import McpHub
+    from butler_cli.tools.mcp_hub import McpHub, McpServer
 
 #: When set, every session built appends one line (its folder and policy) to the file this
 #: names: a test counts how often `serve` builds the config and policy (issue 23).
@@ -77,19 +79,50 @@ class SessionKey:
         return cls(json.dumps(asdict(opts), sort_keys=True), str(cwd), context)
 
 
+@dataclass(frozen=True)
+class Guard:
+    """What a session's gate is built from, before any model or tool: the config, the options
+    as resolved, the home and folder, the policy loaded, the files the gate is built from and
+    the paths no tool may see. Built by :func:`open_guard` alone: a run, `butler doctor` and
+    `butler tools list` read the same one, so they cannot disagree on what is protected."""
+
+    home: Path
+    cwd: Path
+    settings: Config
+    #: The options as resolved (flags > park record > environment > file > defaults).
+    options: RunOptions
+    policy: LoadedPolicy
+    policy_file: Path | None
+    #: The files the gate was built from: the config file, the policy's files.
+    sources: tuple[Path, ...]
+    #: Every path the agent must never see or change (the home, the config file, the keys,
+    #: the policy's code and rule files…), resolved.
+    protected: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class Equipment:
+    """The tools a session offers, built on its :class:`Guard`: the memory's, every
+    ``butler.tools`` plug-in's, the MCP servers'."""
+
+    memory: Toolset
+    plugins: tuple[LoadedTools, ...]
+    mcp: McpHub | None = None
+    servers: tuple[tuple[McpServer, Toolset], ...] = ()
+
+    def toolsets(self) -> list[Toolset]:
+        """Every toolset, in the order a run offers them."""
+        plugged = [toolset for plugin in self.plugins for toolset in plugin.toolsets]
+        return [self.memory, *plugged, *(toolset for _, toolset in self.servers)]
+
+
 @dataclass
 class Session:
     """The long-lived part of a butler: built once, then used by one run at a time."""
 
-    home: Path
-    settings: Config
-    #: The options as resolved (flags > park record > environment > file > defaults).
-    options: RunOptions
+    guard: Guard
     provider: Provider
     model_spec: str
-    policy: LoadedPolicy
-    policy_file: Path | None
-    cwd: Path
     memory: MemoryStore
     #: F4: the frozen block, composed once (or the park's, byte for byte); `remember` does not
     #: change it.
@@ -100,14 +133,41 @@ class Session:
     max_rounds: int
     toolbox: MaskingToolbox
     mcp: McpHub | None
-    #: The files the session's gate was built from: the config file, the policy's files.
-    sources: tuple[Path, ...] = ()
-    #: Those files as they were when it was built (see :func:`stamp`); set where sessions
+    #: The files it was built from as they were then (see :func:`stamp`); set where sessions
     #: are kept (:class:`Sessions`): a one-shot run reads nothing more.
     built_from: dict[str, str] = field(default_factory=dict)
     key: SessionKey | None = None
     #: Recorded in every park a run of this session makes (``Butler.made``).
     id: str = field(default_factory=lambda: os.urandom(8).hex())  # `secrets` loads hmac
+
+    # The guard's, read from it (never copied).
+    @property
+    def home(self) -> Path:
+        return self.guard.home
+
+    @property
+    def cwd(self) -> Path:
+        return self.guard.cwd
+
+    @property
+    def settings(self) -> Config:
+        return self.guard.settings
+
+    @property
+    def options(self) -> RunOptions:
+        return self.guard.options
+
+    @property
+    def policy(self) -> LoadedPolicy:
+        return self.guard.policy
+
+    @property
+    def policy_file(self) -> Path | None:
+        return self.guard.policy_file
+
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        return self.guard.sources
 
     @property
     def persona(self) -> str:
@@ -128,6 +188,59 @@ class Session:
         self.memory.close()
 
 
+def resolved(opts: RunOptions, recorded: RunContext | None = None) -> tuple[Config, RunOptions]:
+    """The config file read and the options resolved by the one resolver
+    (``resolve_options``): the flags, then — a resume — the park's record, then the
+    environment, the config file, the defaults."""
+    settings = load_config()
+    return settings, resolve_options(opts, settings, recorded)
+
+
+def open_guard(settings: Config, opts: RunOptions, home: Path, cwd: Path) -> Guard:
+    """The policy loaded (a bad one is a usage error) and everything the gate is built from:
+    the one place what a session protects is decided."""
+    policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
+    policy = load_policy(
+        opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file, settings.sections)
+    )
+    gate = _policy_sources(policy, policy_file)
+    return Guard(
+        home=home,
+        cwd=cwd,
+        settings=settings,
+        options=opts,
+        policy=policy,
+        policy_file=policy_file,
+        sources=tuple(p for p in [settings.path, *gate] if p is not None),
+        protected=tuple(protected_paths(home, gate, settings)),
+    )
+
+
+def equip(guard: Guard, memory: MemoryStore, *, mcp: bool = True) -> Equipment:
+    """The tools a session on ``guard`` offers, each bound to its folder, home, policy and
+    protected paths; the MCP servers' (``mcp``) hidden from the protected paths first."""
+    settings = guard.settings
+    context = ToolContext(
+        guard.cwd,
+        guard.home,
+        guard.policy.classify,
+        list(guard.protected),
+        roots_from(guard.cwd, settings.allowed_roots()),
+        dict(settings.sections),
+        dict(settings.sandbox),
+        write_roots_from(guard.cwd, settings.allowed_roots()),
+        tuple(trusted_programs(settings)),
+    )
+    plugins = tuple(load_tool_plugins(context))
+    memory_tools = MemoryTools(memory).toolset()
+    if not (mcp and settings.mcp):
+        return Equipment(memory_tools, plugins)
+    from butler_cli.app.run.mcp_servers import mcp_with_toolsets
+
+    hub, servers = mcp_with_toolsets(settings, guard.home, guard.policy, list(guard.protected))
+    return Equipment(memory_tools, plugins, hub, tuple(servers))
+
+
 def open_session(
     opts: RunOptions,
     *,
@@ -144,9 +257,8 @@ def open_session(
     recorded (the block only when its profile is the session's).
     """
     cwd = (cwd or Path.cwd()).absolute()
-    settings = load_config()
     given = opts
-    opts = resolve_options(opts, settings, recorded)
+    settings, opts = resolved(opts, recorded)
     model = settings.model_spec(opts.model) if opts.model else opts.model  # [aliases]
     if not model:
         raise UsageError(
@@ -165,40 +277,25 @@ def open_session(
         opts.model_options,
         stream=settings.streams(opts),
     )
-    policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
-    policy = load_policy(
-        opts.policy or DEFAULT_POLICY, PolicySettings(home, policy_file, settings.sections)
-    )
-    _count(cwd, policy.spec)
+    guard = open_guard(settings, opts, home, cwd)
+    _count(cwd, guard.policy.spec)
     same_memory = recorded is not None and memory.profile == recorded.profile
     recorded_block = recorded.memory_block if same_memory and recorded else None
-    gate = _policy_sources(policy, policy_file)
-    protected = protected_paths(home, gate, settings)
-    instructions = _instructions(cwd, GateFiles(home, protected), recorded)
-    mcp: McpHub | None = None
-    mcp_sets: list[Toolset] = []
-    if settings.mcp:
-        from butler_cli.app.run.mcp_servers import mcp_with_toolsets
-
-        mcp, servers = mcp_with_toolsets(settings, home, policy, protected)
-        mcp_sets = [toolset for _, toolset in servers]
+    instructions = _instructions(cwd, GateFiles(home, list(guard.protected)), recorded)
+    equipment = equip(guard, memory)
+    toolbox = MaskingToolbox(equipment.toolsets())
+    toolbox.after = GateWatch(list(guard.protected)).check
     return Session(
-        home,
-        settings,
-        opts,
-        provider,
-        model_spec_of(provider, model),
-        policy,
-        policy_file,
-        cwd,
-        memory,
-        memory.block(recorded_block),
-        recorded_block,
-        instructions,
-        max_rounds,
-        _toolbox(cwd, home, memory, settings, policy, protected, mcp_sets),
-        mcp,
-        sources=tuple(p for p in [settings.path, *gate] if p is not None),
+        guard=guard,
+        provider=provider,
+        model_spec=model_spec_of(provider, model),
+        memory=memory,
+        block=memory.block(recorded_block),
+        recorded_block=recorded_block,
+        instructions=instructions,
+        max_rounds=max_rounds,
+        toolbox=toolbox,
+        mcp=equipment.mcp,
         key=SessionKey.of(given, cwd, recorded),
     )
 
@@ -260,35 +357,6 @@ def _digest(fd: int) -> str:
     while chunk := os.read(fd, 1 << 16):
         digest.update(chunk)
     return digest.hexdigest()
-
-
-def _toolbox(
-    cwd: Path,
-    home: Path,
-    memory: MemoryStore,
-    settings: Config,
-    policy: LoadedPolicy,
-    protected: list[Path],
-    mcp_sets: list[Toolset],
-) -> MaskingToolbox:
-    toolbox = MaskingToolbox(
-        [
-            MemoryTools(memory).toolset(),
-            *builtin_toolsets(
-                cwd,
-                home,
-                policy.classify,
-                protected=protected,
-                allowed_roots=settings.allowed_roots(),
-                sections=settings.sections,
-                sandbox=settings.sandbox,
-                trusted=trusted_programs(settings),
-            ),
-            *mcp_sets,
-        ]
-    )
-    toolbox.after = GateWatch(protected).check
-    return toolbox
 
 
 def remember_park_key(home: Path) -> None:

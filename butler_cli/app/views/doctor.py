@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.config.config import config_path, load_config, resolve_options
+from butler_cli.app.config.config import config_path
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.run.instructions import CAP, GateFiles, find, instruction_lines
-from butler_cli.app.run.protected import policy_file_of, protected_paths
+from butler_cli.app.run.session import open_guard, resolved
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
 from butler_cli.store.files import butler_home
@@ -20,20 +20,21 @@ from butler_cli.tools.sandbox import detect_sandbox
 
 def diagnose(opts: RunOptions) -> dict[str, Any]:
     """Everything `butler doctor` shows, as plain data (no key values anywhere)."""
-    config = load_config()
-    opts = resolve_options(opts, config)
+    config, opts = resolved(opts)
     home = butler_home()
+    # the guard a run builds: what doctor says is hidden is what a run hides
+    guard = open_guard(config, opts, home, Path.cwd())
     sandbox = detect_sandbox()
     network = bool(config.sandbox.get("network", True))
     policy = opts.policy or DEFAULT_POLICY
-    policy_file = Path(opts.policy_file).expanduser().resolve() if opts.policy_file else None
+    policy_file = guard.policy_file
     if policy_file is None and policy == "tiered":
         policy_file = home / "policy.toml"
     names: list[str] = [k.key_env for k in REMOTE if k.key_env]
     names += config.key_variables()
     keys = {name: bool(os.environ.get(name)) for name in dict.fromkeys(names)}
     stored = key_names()
-    protected = protected_paths(home, [policy_file, policy_file_of(policy)], config)
+    protected = list(guard.protected)
     for name in keys:  # a stored key counts where the variable is unset
         keys[name] = keys[name] or name in stored
     return {
