@@ -9,9 +9,8 @@ import pytest
 from conftest import call, json_lines
 
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.decisions import RoundAnswer
+from butler_cli.app.parks.door import Answer, decide
 from butler_cli.app.run.butler import Butler
-from butler_cli.app.run.tasks import resume_park
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.memory.block import OPEN
 from butler_cli.providers import PROVIDERS
@@ -243,6 +242,6 @@ def test_resume_sends_the_block_it_parked_with(recording, workdir: Path, butler_
     from butler_cli.memory.store import open_memory
 
     open_memory(butler_home).remember("added while parked")
-    resume_park(report.park_id, RoundAnswer(True), RunOptions())
+    decide(report.park_id, Answer(True), opts=RunOptions())
     assert recording.systems[-1] == recording.systems[0]  # the same conversation, same bytes
     assert "added while parked" not in recording.systems[-1]

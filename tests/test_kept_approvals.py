@@ -230,8 +230,9 @@ def test_no_tool_reaches_the_approvals_file(
 def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
     butler: Any, script: Any, butler_home: Path, folder_a: Path
 ) -> None:
-    """`a` at the chat's prompt keeps exactly the call shown, for this folder; a later run
-    there acts on it (with --yes-safe); a delete is never offered `a`."""
+    """`a` at the chat's prompt keeps the file write shown for that file (whatever it will
+    hold), for this folder; a later run there acts on it (with --yes-safe), another file is
+    asked; a delete is never offered `a`."""
     import pexpect
     from conftest import spawn_butler
 
@@ -249,9 +250,9 @@ def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
         child.expect(r"\[a\] always allow this here")
         child.expect(r"Approve\? \[y/n/l/d/s/a\]")
         child.sendline("a")
-        child.expect(r"Always allow write_file with exactly .* in .*\? \[y/N\]")
+        child.expect(r"Always allow write_file with path matching glob:.*notes.txt in .*\? \[y/N\]")
         child.sendline("y")
-        child.expect("Kept for")
+        child.expect("kept approval 1")
         child.expect("written")
         child.expect("you ›")
         child.sendline("now delete")
@@ -267,7 +268,8 @@ def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
     assert (folder_a / "notes.txt").read_text() == "x" and (folder_a / "old.txt").exists()
     [kept] = json.loads(butler("grants", "list", "--json").stdout)
     assert kept["tool"] == "write_file" and kept["folder"] == os.path.realpath(folder_a)
-    assert json.loads(kept["arguments"]) == {"path": "notes.txt", "content": "x"}
+    assert kept["patterns"] == {"path": "glob:" + os.path.realpath(folder_a / "notes.txt")}
+    assert kept["arguments"] is None
     assert any(e["event"] == "kept" and e["kept"] == 1 for e in audit(butler_home))
     (folder_a / "notes.txt").unlink()
     r = write(butler, script, folder_a, "notes.txt", "--yes-safe")
@@ -284,8 +286,9 @@ def test_the_inbox_keeps_exactly_the_call_shown_and_never_a_delete(
     butler_home: Path,
     workdir: Path,
 ) -> None:
-    """Real Chromium: "Always allow here" approves and keeps the card's call for its folder;
-    a delete's card offers no such button, and a hand-made `keep` for it approves once only."""
+    """Real Chromium: "Always allow here" approves and keeps the card's file write for that
+    file in its folder; a delete's card offers no such button, and a hand-made `keep` for it
+    approves once only."""
     from serve_support import eventually
 
     write_park = park(butler, script, "kept.txt", "k")
@@ -302,7 +305,7 @@ def test_the_inbox_keeps_exactly_the_call_shown_and_never_a_delete(
     eventually(lambda: (workdir / "kept.txt").exists())
     eventually(lambda: bool(json.loads(butler("grants", "list", "--json").stdout)))
     [kept] = json.loads(butler("grants", "list", "--json").stdout)
-    assert json.loads(kept["arguments"]) == {"path": "kept.txt", "content": "k"}
+    assert kept["patterns"] == {"path": "glob:" + os.path.realpath(workdir / "kept.txt")}
     assert kept["folder"] == os.path.realpath(workdir)
     status, answer = served.request(
         f"/park/{delete_park}/decide",

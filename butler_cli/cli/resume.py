@@ -11,10 +11,10 @@ import typer
 
 from butler_cli.app.chat.conversations import of_park
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.decisions import RoundAnswer
+from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.parks.door import Answer, decide
 from butler_cli.app.parks.parks import pending_approval
 from butler_cli.app.run.report import exit_code_for
-from butler_cli.app.run.tasks import resume_park
 from butler_cli.cli.completion import park_ids
 from butler_cli.cli.options import Json, Output, output_format, run_options
 from butler_cli.cli.render import out
@@ -61,30 +61,34 @@ def resume(
     if approve and deny:
         raise UsageError("choose one of --approve and --deny")
     decision: bool | None = True if approve else False if deny else None
-    printers: list[Printer] = []
-
-    def prepare(state: ParkState) -> tuple[RoundAnswer, LoopObserver | None]:
-        """The park as read (once, under its lock): ask when no decision was given."""
-        answer = RoundAnswer(decision, note)
+    answer = Answer(decision, note)
+    if decision is None:
+        # Read once to be shown; the one door reads it again under its lock and refuses the
+        # decision if someone else decided it in between (nothing is then kept or run).
+        state = load_park(park_id)
         # A decided park needs no new decision: resuming it recovers a crashed run.
-        if decision is None and state.status == "pending":
+        if state.status == "pending":
             if fmt != "text" or not (sys.stdin.isatty() and sys.stdout.isatty()):
                 raise UsageError(
                     f"no decision given: butler resume {park_id} --approve (or --deny); "
                     "nothing was changed"
                 )
             answer = _ask(state, note)
+    printers: list[Printer] = []
+
+    def observer_for(state: ParkState) -> LoopObserver | None:
+        """The progress display, for the park as the door holds it (read once)."""
         printers.append(Printer(fmt, started, 1, resumed=state.id))
         conversation = of_park(state.id)  # creates nothing
-        return answer, printers[0].observer_for(0, state.context.task, conversation)
+        return printers[0].observer_for(0, state.context.task, conversation)
 
-    rep = resume_park(park_id, RoundAnswer(decision, note), opts, prepare=prepare)
+    rep = decide(park_id, answer, opts=opts, observer_for=observer_for).report
     printer = printers[0]
     printer.report(rep)
     raise typer.Exit(int(exit_code_for([rep])))
 
 
-def _ask(state: ParkState, note: str | None) -> RoundAnswer:
+def _ask(state: ParkState, note: str | None) -> Answer:
     """Show every parked action of the round — each argument whole, a screenful at a time
     when it is taller than the screen — and ask: one action, yes or no; several, all of them
     (every one was shown) or each in turn. Enter alone repeats the question; Ctrl-C or end of
@@ -110,9 +114,9 @@ def _ask(state: ParkState, note: str | None) -> RoundAnswer:
             while True:
                 answer = typer.prompt(question, default="", show_default=False).strip().lower()
                 if answer in ("y", "yes"):
-                    return RoundAnswer(True, note)
+                    return Answer(True, note)
                 if answer in ("n", "no"):
-                    return RoundAnswer(False, note_for_model())
+                    return Answer(False, note_for_model())
                 if answer in ("e", "each"):
                     break
         each: dict[str, Decision] = {}
@@ -129,7 +133,7 @@ def _ask(state: ParkState, note: str | None) -> RoundAnswer:
                 if answer in ("n", "no"):
                     each[cid] = Decision(approved=False, note=note_for_model())
                     break
-        return RoundAnswer(None, None, each)
+        return Answer(each=each)
     except (click.exceptions.Abort, EOFError):
         console.print(f"\nLeft parked; decide later with: butler resume {state.id}")
         raise typer.Exit(ExitCode.PARKED) from None

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the park's pydantic models load only when a round parks or 
     from butler_cli.core.park import Approval, Decision, ParkState, RunContext
 
 UNATTENDED_REASON = (
-    "the policy allows '{name}', but an unattended run acts on its own only with --yes-safe"
+    "{who} allows '{name}', but an unattended run acts on its own only with --yes-safe"
 )
 
 OutcomeStatus = Literal["done", "parked", "limit", "failed"]
@@ -200,7 +200,8 @@ def classify_call(toolbox: Toolbox, call: ToolUseBlock, config: LoopConfig) -> V
     if verdict.decision == "approve" and (config.grants is not None or config.kept):
         verdict = _granted(gate, call, verdict, config) or verdict
     if verdict.decision == "allow" and not config.allow_runs:
-        return approve(UNATTENDED_REASON.format(name=call.name))
+        who = "the policy" if verdict.kept is None else f"kept approval {verdict.kept}"
+        return approve(UNATTENDED_REASON.format(who=who, name=call.name))
     return verdict
 
 
@@ -219,7 +220,9 @@ def _granted(
         return allow(f"session grant {hit[0]} (policy: {verdict.reason})")
     kept = config.kept.covering(call.name, call.input, judged) if config.kept else None
     if kept is not None and not verdict.ask_always:
-        return allow(f"kept approval {kept.number} (policy: {verdict.reason})")
+        return Verdict(
+            "allow", f"kept approval {kept.number} (policy: {verdict.reason})", kept=kept.number
+        )
     return None
 
 

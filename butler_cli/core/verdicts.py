@@ -21,6 +21,9 @@ class Verdict:
     #: For an approve: ask every time — a person may not keep this approval (sending, spending,
     #: deleting, or whatever the policy marks so). Session grants are not affected.
     ask_always: bool = False
+    #: For an allow: the number of the kept approval that let the call run (said on screen
+    #: in the chat; the reason names it for the audit log). Never saved in a park.
+    kept: int | None = None
 
     @property
     def keepable(self) -> bool:

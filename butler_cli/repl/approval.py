@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from butler_cli.app.chat.chat import Answer
-from butler_cli.app.parks.approvals import exact_grant
+from butler_cli.app.parks.approvals import exact_grant, kept_grant
+from butler_cli.app.parks.door import Answer
 from butler_cli.app.parks.parks import PendingApproval, pending_approval
 from butler_cli.core.grants import Grant
 from butler_cli.ui.approval import fold, panel
@@ -28,7 +28,7 @@ from butler_cli.ui.pager import page
 from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:  # a park's pydantic models: a chat whose turns never park loads none
-    from butler_cli.core.park import ParkState
+    from butler_cli.core.park import Decision, ParkState
 
 __all__ = ["ask", "fold", "panel", "show"]
 
@@ -60,12 +60,10 @@ def _choices(widen: dict[str, str], keepable: bool) -> tuple[str, str]:
     return keys, text
 
 
-def ask(
-    console: Console, read_line: ReadLine, state: ParkState
-) -> Answer | dict[str, Answer] | None:
+def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | None:
     """Show every call the round waits on and ask until a real answer; None means "later".
     One call: its answer. Several: each is shown first, then "all of them" (every one was
-    seen) or "no", or each in turn with every choice — an answer per call."""
+    seen) or "no", or each in turn with every choice — a verdict per call, in one answer."""
     view = pending_approval(state)
     asked = [c.call_id for c in view.calls]
     if len(asked) == 1:
@@ -84,13 +82,17 @@ def ask(
             if choice in ("l", "later"):
                 break
             if choice in ("e", "each"):
-                answers: dict[str, Answer] = {}
+                each: list[Answer] = []
                 for cid in asked:
                     answer = _ask_one(console, read_line, state, view, cid)
                     if answer is None:
                         return None
-                    answers[cid] = answer
-                return answers
+                    each.append(answer)
+                return Answer(
+                    each={c: d for a in each for c, d in a.each.items()},
+                    keep={c: g for a in each for c, g in a.keep.items()},
+                    session={c: g for a in each for c, g in a.session.items()},
+                )
             if choice:
                 console.print(
                     escape(f"'{choice}' is not a choice — [y] all  [n] none  [e] each  [l] later")
@@ -115,11 +117,11 @@ def _ask_one(
         while True:
             choice = read_line(f"Approve? [{keys}] ").strip().lower()
             if choice in ("y", "yes"):
-                return Answer(approved=True)
+                return _one(call_id, True)
             if choice == "s":
                 exact = exact_grant(state, call_id)
                 console.print(escape(f"Granted for this session: {exact.describe()}"))
-                return Answer(approved=True, grant=exact)
+                return _one(call_id, True, session=exact)
             if choice == "w" and widen:
                 wide = Grant(tool, patterns=tuple(sorted(widen.items())))
                 question = (
@@ -127,17 +129,16 @@ def _ask_one(
                 )
                 if read_line(question).strip().lower() in ("y", "yes"):
                     console.print(escape(f"Granted for this session: {wide.describe()}"))
-                    return Answer(approved=True, grant=wide)
+                    return _one(call_id, True, session=wide)
                 continue
             if choice == "a" and keepable:
                 kept = _keep(read_line, state, widen, call_id, tool)
                 if kept is not None:
-                    console.print(escape(f"Kept for {state.context.cwd}: {kept.describe()}"))
-                    return Answer(approved=True, keep=kept)
+                    return _one(call_id, True, keep=kept)
                 continue
             if choice in ("n", "no"):
                 note = read_line("Note for the model (optional, Enter to skip): ").strip()
-                return Answer(approved=False, note=note or None)
+                return _one(call_id, False, note or None)
             if choice in ("l", "later"):
                 break
             if choice in ("d", "details"):
@@ -150,12 +151,31 @@ def _ask_one(
     return None
 
 
+def _one(
+    call_id: str,
+    approved: bool,
+    note: str | None = None,
+    *,
+    session: Grant | None = None,
+    keep: Grant | None = None,
+) -> Answer:
+    """One call's verdict as an answer (what to keep beside it, if anything)."""
+    from butler_cli.core.park import Decision
+
+    verdict: Decision = Decision(approved=approved, note=note)
+    return Answer(
+        each={call_id: verdict},
+        session={call_id: session} if session is not None else {},
+        keep={call_id: keep} if keep is not None else {},
+    )
+
+
 def _keep(
     read_line: ReadLine, state: ParkState, widen: dict[str, str], call_id: str, tool: str
 ) -> Grant | None:
     """What the person keeps: exactly this call, or — only where the policy offered to widen
     it — the patterns shown here first. None: they thought better of it (asked again)."""
-    exact = exact_grant(state, call_id)
+    exact = kept_grant(state, call_id)
     folder = visible(state.context.cwd)
     if widen:
         wide = Grant(tool, patterns=tuple(sorted(widen.items())))

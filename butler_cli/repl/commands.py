@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from butler_cli.app.parks.parks import waiting_parks
+from butler_cli.core.errors import ButlerError
 from butler_cli.core.gate import default_decision
 from butler_cli.repl import comforts, context
 from butler_cli.repl.slash import LISTED
@@ -78,19 +79,39 @@ def _forget(chat: Chat, arg: str) -> None:
 
 
 def _grants(chat: Chat, arg: str) -> None:
+    """The session's grants and the approvals kept for this folder, together (each numbered
+    as `/revoke` and `butler grants revoke` take it)."""
     grants = chat.conversation.grants
     listed = grants.all() if grants is not None else []
-    if not listed:
-        chat.console.print("No grants in this session.")
+    try:
+        kept = chat.conversation.kept_here()
+    except ButlerError as exc:  # a malformed file: said, left as it is
+        chat.console.print(f"[red]butler:[/red] {escape(exc.message)}")
+        kept = []
+    if not listed and not kept:
+        chat.console.print("No grants in this session, and no approvals kept for this folder.")
     for number, grant in enumerate(listed, start=1):
-        chat.console.print(escape(f"  {number}. {grant.describe()}"))
+        chat.console.print(escape(f"  session {number}. {grant.describe()}"))
+    for k in kept:
+        chat.console.print(escape(f"  kept {k.number}. {k.grant.describe()}  (in {k.folder})"))
+    if kept:
+        chat.console.print("  /revoke N takes back a session grant, /revoke kept N a kept one")
 
 
 def _revoke(chat: Chat, arg: str) -> None:
+    words = arg.split()
+    if len(words) == 2 and words[0] == "kept" and words[1].isdigit():
+        try:
+            gone_kept = chat.conversation.revoke_kept(int(words[1]))
+        except ButlerError as exc:
+            chat.console.print(f"[red]butler:[/red] {escape(exc.message)}")
+            return
+        chat.console.print(escape(f"Revoked kept {words[1]}: {gone_kept.grant.describe()}"))
+        return
     grants = chat.conversation.grants
     gone = grants.revoke(int(arg)) if grants is not None and arg.isdigit() else None
     if gone is None:
-        chat.console.print("usage: /revoke N   (numbers show in /grants)")
+        chat.console.print("usage: /revoke N  or  /revoke kept N   (numbers show in /grants)")
     else:
         chat.console.print(escape(f"Revoked: {gone.describe()}"))
 

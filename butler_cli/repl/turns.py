@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 from prompt_toolkit import PromptSession
 from rich.console import Console
 
-from butler_cli.app.chat.chat import Answer, Conversation
+from butler_cli.app.chat.chat import Conversation
 from butler_cli.app.chat.conversations import Record, find, recap
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.decisions import RoundAnswer, load_park
+from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.parks.door import Answer
 from butler_cli.app.parks.parks import waiting_parks
 from butler_cli.app.run.butler import Butler
 from butler_cli.app.run.report import TaskReport
@@ -135,7 +136,7 @@ class Chat:
             self.butler.close()
         self.console.print("Goodbye.")
 
-    def ask(self, state: ParkState) -> Answer | dict[str, Answer] | None:
+    def ask(self, state: ParkState) -> Answer | None:
         if self._answers is None:
             self._answers = answer_input()
         return approval.ask(self.console, self._answers.prompt, state)
@@ -191,8 +192,8 @@ class Chat:
             if state.status == "pending":
                 report = TaskReport(task=state.context.task, status="parked", park_id=state.id)
             else:  # decided but unfinished: recover; finished: refused with a clear line
-                report = self.conversation.resume(state.id, RoundAnswer(None), self.progress)
-            return self.conversation.decide(report, self.ask, self.progress)
+                report = self.conversation.resume(state.id, Answer(), self.progress)
+            return self.conversation.answer_parks(report, self.ask, self.progress)
 
         self._shown(decided)
 

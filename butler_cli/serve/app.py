@@ -32,11 +32,13 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from butler_cli.app.parks.decisions import RoundAnswer, load_park
+from butler_cli.app.parks.approvals import keep_shown
+from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.parks.door import Answer
 from butler_cli.app.views import inbox as view
 from butler_cli.core.errors import ButlerError
 from butler_cli.serve import data, pages
-from butler_cli.serve.decide import Decider, each_call
+from butler_cli.serve.decide import Decider, Told, each_call
 from butler_cli.serve.fresh import Fresh
 from butler_cli.serve.static import FAVICON_SVG, INBOX_CSS, INBOX_JS
 
@@ -222,9 +224,17 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         approved = choice in ("approve", "keep")
         # "each": the call:<id> fields as marked; a call left unmarked is denied (R1)
         each = each_call(form.multi_items(), note) if choice == "each" else {}
-        said = await run_in_threadpool(
-            decider.submit, pid, RoundAnswer(approved, note, each), choice == "keep"
-        )
+
+        def submit() -> Told:
+            # "keep": what the card showed it would keep, built from the park as read; the door
+            # keeps it only if this decision is the one recorded, never a duplicate
+            keep = keep_shown(load_park(pid, home)) if choice == "keep" else {}
+            return decider.submit(pid, Answer(approved, note, each, keep))
+
+        try:
+            said = await run_in_threadpool(submit)
+        except ButlerError as exc:
+            said = Told(False, exc.message)
         body = {"ok": said.ok, "message": said.message, "status": said.status}
         return JSONResponse(body, status_code=200 if said.ok else 409)
 

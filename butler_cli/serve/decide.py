@@ -1,13 +1,14 @@
-"""Decisions from the page, through the one exactly-once path `butler resume` takes.
+"""Decisions from the page, through the one door every surface takes.
 
-:func:`decide_and_continue` is the only place the inbox reaches ``resume_park``, which holds
-the park (``app/decisions.hold``: its lock, one verified read, one ledger check), records the
-decision on each call and continues the task on a session the server keeps for the park's
-recorded context (``app/session.Sessions``), in the server's own home. The decision and the
-continuation run on a thread of their own; the page is answered once the outcome is known or,
-for a long task, after a short wait, and the outcome joins the page when the task ends: kept
-through ``app.views.inbox.record_outcome`` (``inbox-outcomes.jsonl``), in the same step that
-takes the park off the list of what is still running, so a page never lists it twice.
+:meth:`Decider._decide` is the only place the inbox reaches ``app/parks/door.decide``, which
+holds the park (its lock, one verified read, one ledger check), records the decision on each
+call and what the person chose to keep, and continues the task on a session the server keeps
+for the park's recorded context (``app/session.Sessions``), in the server's own home. The
+decision and the continuation run on a thread of their own; the page is answered once the
+outcome is known or, for a long task, after a short wait, and the outcome joins the page when
+the task ends: kept through ``app.views.inbox.record_outcome`` (``inbox-outcomes.jsonl``), in
+the same step that takes the park off the list of what is still running, so a page never
+lists it twice.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.decisions import RoundAnswer, load_park
+from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.parks.door import Answer, decide
 from butler_cli.app.run.report import TaskReport
 from butler_cli.app.run.session import Sessions
-from butler_cli.app.run.tasks import resume_park
 from butler_cli.app.views.inbox import now_stamp, record_outcome
 from butler_cli.core.errors import DECIDED, TAMPERED, ButlerError, ParkError
 from butler_cli.core.notices import notice
@@ -30,15 +30,6 @@ from butler_cli.core.park import Decision
 
 #: How long a request waits for the task to end before answering "continuing".
 ANSWER_WITHIN = 3.0
-
-
-def decide_and_continue(
-    park_id: str, answer: RoundAnswer, keep: bool = False, sessions: Sessions | None = None
-) -> TaskReport:
-    """Record the decision exactly once and continue the task (``RoundAnswer(None)``: recover
-    a decided park); ``keep``: "Always allow here"; ``sessions``: the server's kept sessions,
-    one per recorded context (a click builds nothing its context already has)."""
-    return resume_park(park_id, answer, RunOptions(), keep=keep, sessions=sessions)
 
 
 def each_call(fields: Iterable[tuple[str, Any]], note: str | None) -> dict[str, Decision]:
@@ -53,7 +44,9 @@ def each_call(fields: Iterable[tuple[str, Any]], note: str | None) -> dict[str, 
 
 
 @dataclass
-class Answer:
+class Told:
+    """What the page is told of a decision: whether it was taken, in one line."""
+
     ok: bool
     message: str
     status: str | None = None  # the task's outcome when it is known
@@ -74,15 +67,15 @@ class Decider:
         with self._lock:
             return sorted(set(self._running.values()))
 
-    def submit(self, park_id: str, answer: RoundAnswer, keep: bool = False) -> Answer:
+    def submit(self, park_id: str, answer: Answer) -> Told:
         """Start the decision; wait a little for its outcome; say what happened."""
-        said: list[Answer] = []
+        said: list[Told] = []
         finished = threading.Event()
 
         def work() -> None:
             ended: _Ended | None = None
             try:
-                told, ended = self._decide(park_id, answer, keep)
+                told, ended = self._decide(park_id, answer)
                 said.append(told)
             finally:
                 with self._lock:  # kept and no longer running in one step (see the module)
@@ -98,27 +91,26 @@ class Decider:
         if finished.wait(ANSWER_WITHIN) and said:
             return said[0]
         word = "decided" if answer.each else "approved" if answer.approved else "denied"
-        return Answer(
+        return Told(
             True,
             f"park {park_id} {word}; the task continues here and its outcome "
             "will appear under Recent outcomes",
         )
 
-    def _decide(
-        self, park_id: str, answer: RoundAnswer, keep: bool
-    ) -> tuple[Answer, _Ended | None]:
+    def _decide(self, park_id: str, answer: Answer) -> tuple[Told, _Ended | None]:
         """Decide and continue: what to tell the page, and what the task came to (to be kept
         by the caller; none when nothing was decided)."""
         started = now_stamp()
         try:
-            report = decide_and_continue(park_id, answer, keep, self.sessions)
+            decided = decide(park_id, answer, sessions=self.sessions)
         except ParkError as exc:
-            return Answer(False, _refusal(park_id, exc, self.sessions.home)), None
+            return Told(False, _refusal(park_id, exc, self.sessions.home)), None
         except ButlerError as exc:
-            return Answer(False, exc.message), None
+            return Told(False, exc.message), None
         except Exception as exc:  # the server stays up; the park keeps its recorded state
             failed = _Ended(park_id, "failed", started, error=f"{type(exc).__name__}: {exc}")
-            return Answer(False, f"park {park_id}: the task failed: {exc}"), failed
+            return Told(False, f"park {park_id}: the task failed: {exc}"), failed
+        report = decided.report
         ended = _Ended(park_id, report.status, started, report)
         word = (
             _marked(answer.each)
@@ -134,7 +126,12 @@ class Decider:
             "parked": f"parked again ({report.park_id})",
             "limit": "stopped at the round limit",
         }.get(report.status, f"failed: {report.error}")
-        return Answer(True, f"park {park_id} {word}; the task {what}", report.status), ended
+        kept = "".join(
+            f"; kept approval {k.number}: {k.grant.describe()} in {k.folder}" for k in decided.kept
+        )
+        kept += "".join(f"; not kept — {why}" for why in decided.not_kept)
+        told = f"park {park_id} {word}; the task {what}{kept}"
+        return Told(True, told, report.status), ended
 
     def _record(self, end: _Ended) -> None:
         """Keep what the decision came to; a store that cannot take it is said in one line

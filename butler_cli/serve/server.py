@@ -19,7 +19,7 @@ from types import FrameType
 
 import uvicorn
 
-from butler_cli.app.parks.decisions import RoundAnswer
+from butler_cli.app.parks.door import Answer
 from butler_cli.app.parks.parks import decided_parks
 from butler_cli.app.run.session import Sessions
 from butler_cli.core.errors import UsageError
@@ -147,4 +147,4 @@ def _recover(home: Path, decider: Decider, emit: Callable[[str], None]) -> None:
     under their recorded decision — on a thread, as a decision from the page is."""
     for park_id in decided_parks(home):
         emit(f"continuing park {park_id}, decided before a stop")
-        decider.submit(park_id, RoundAnswer(None))
+        decider.submit(park_id, Answer())

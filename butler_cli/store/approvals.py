@@ -105,11 +105,19 @@ def _entry(path: Path, number: int, item: Any) -> KeptApproval:
     )
 
 
-def keep(home: Path, kept: KeptApproval) -> int:
-    """Add one approval at the end of the file; its number."""
+def keep(home: Path, kept: KeptApproval) -> tuple[int, bool]:
+    """Add one approval at the end of the file: its number, and True. One the file already
+    holds (the same tool, folder and scope): its number, and False — never a duplicate."""
     import tomlkit
 
     with _locked(home):
+        for held in load_kept(home):
+            if (held.folder, held.grant, held.sandboxed) == (
+                kept.folder,
+                kept.grant,
+                kept.sandboxed,
+            ):
+                return held.number, False
         doc = _document(home)
         table = tomlkit.table()
         table["tool"] = kept.grant.tool
@@ -125,7 +133,7 @@ def keep(home: Path, kept: KeptApproval) -> int:
             table["sandboxed"] = True  # it answers only while a sandbox is active
         doc.setdefault("approval", tomlkit.aot()).append(table)
         _write(home, doc)
-        return len(doc["approval"])
+        return len(doc["approval"]), True
 
 
 def revoke(home: Path, number: int) -> KeptApproval:

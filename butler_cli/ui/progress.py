@@ -59,6 +59,13 @@ class Progress(LoopObserver):
         self, calls: Sequence[ToolUseBlock], verdicts: dict[str, Verdict], park_id: str | None
     ) -> None:
         if park_id is None:
+            for call in calls:  # one line for each call a kept approval let run unasked
+                verdict = verdicts.get(call.id)
+                if verdict is not None and verdict.kept is not None:
+                    self._line(
+                        f"  {self.title(call)} — runs without asking: kept approval "
+                        f"{verdict.kept} (/grants shows it)\n"
+                    )
             return
         mark = self._rendered("[cyan]⏸[/cyan]")
         for call in calls:  # nothing in a parked round has run

@@ -1,25 +1,26 @@
-"""A chat conversation: turns that carry on, parks decided inline through the resume path.
+"""A chat conversation: turns that carry on, parks decided inline through the one door.
 
 Terminal-free: the REPL supplies an ``ask`` callback that shows a park to a person and
-returns their answer (or None for "later"). Deciding goes through :meth:`Butler.resume`, the
-same exactly-once path as `butler resume`, so a park decided here cannot be decided again; the
-session's own butler continues the task (one butler per session).
+returns their answer (or None for "later"). Deciding goes through ``app/parks/door.decide``,
+the same exactly-once door as `butler resume` and the inbox, so a park decided here cannot be
+decided again; the session's own butler continues the task (one butler per session).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import compaction
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.decisions import RoundAnswer, load_park
+from butler_cli.app.parks.approvals import folder_key, kept_for, list_kept, revoke
+from butler_cli.app.parks.decisions import load_park
+from butler_cli.app.parks.door import Answer, decide
 from butler_cli.app.run.butler import Butler
 from butler_cli.app.run.report import TaskReport
-from butler_cli.app.run.tasks import resume_park
-from butler_cli.core.grants import Grant, GrantBook
+from butler_cli.core.grants import GrantBook, KeptApproval
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
@@ -30,20 +31,9 @@ if TYPE_CHECKING:  # a park's models load when a turn parks, not for every turn
     from butler_cli.core.park import ParkState
 
 
-@dataclass(frozen=True)
-class Answer:
-    """A person's answer at the approval prompt; ``grant`` remembers it for the session."""
-
-    approved: bool
-    note: str | None = None
-    grant: Grant | None = None
-    #: "always allow this here": kept beyond the session for the task's folder
-    keep: Grant | None = None
-
-
-#: Shows a park and returns the person's answer — one for every call it asks about, or one
-#: per call id (each call of the round put to them in turn) — or None to leave it parked.
-Ask = Callable[["ParkState"], Answer | Mapping[str, Answer] | None]
+#: Shows a park to a person and returns their answer (one for every call it asks about, or
+#: call by call, with what to keep), or None to leave it parked.
+Ask = Callable[["ParkState"], Answer | None]
 
 
 class Conversation:
@@ -61,6 +51,19 @@ class Conversation:
     @property
     def grants(self) -> GrantBook | None:
         return self.butler.config.grants
+
+    def kept_here(self) -> list[KeptApproval]:
+        """The approvals kept for this session's folder (``butler grants`` lists every one)."""
+        here = folder_key(self.butler.cwd)
+        return [k for k in list_kept(self.butler.home) if k.folder == here]
+
+    def revoke_kept(self, number: int) -> KeptApproval:
+        """Take back kept approval ``number``: from the next call on, this session asks too."""
+        gone = revoke(self.butler.home, number)
+        self.butler.config = replace(
+            self.butler.config, kept=kept_for(self.butler.home, self.butler.cwd)
+        )
+        return gone
 
     def reset(self) -> None:
         self.messages = []
@@ -102,7 +105,7 @@ class Conversation:
                 text, observer, history=self.messages, prompt=prompt, conversation=self.id
             )
         convs.record_turn(self.butler, self.id, report, base)
-        report = self.decide(report, ask, observer)
+        report = self.answer_parks(report, ask, observer)
         if report.status in ("done", "limit"):
             self.messages = report.messages
         return report
@@ -176,60 +179,35 @@ class Conversation:
         return consolidate(self.butler.memory, self.butler.summarize)
 
     def resume(
-        self,
-        park_id: str,
-        answer: RoundAnswer,
-        observer: LoopObserver | None = None,
-        made_here: bool | None = None,
+        self, park_id: str, answer: Answer, observer: LoopObserver | None = None
     ) -> TaskReport:
-        """Decide a park and continue it: on this session's butler when this session made it
-        (so the memory block, the grants and the MCP servers stay the ones in use), else on a
-        butler made for that park alone from what it recorded, closed afterwards."""
-        if made_here is None:
-            made_here = self.butler.made(load_park(park_id))
-        if made_here:
-            return self.butler.resume(park_id, answer, observer)
-        return resume_park(park_id, answer, self.opts, observer)
+        """Hand a decision to the one door (``app/parks/door.decide``) and say what it kept:
+        the task continues on this session's butler when this session made the park (so the
+        memory block, the grants and the MCP servers stay the ones in use), else on a butler
+        made for that park alone from what it recorded, closed afterwards."""
+        decided = decide(park_id, answer, opts=self.opts, butler=self.butler, observer=observer)
+        for kept in decided.kept:
+            self.say(
+                f"kept approval {kept.number} ({kept.grant.describe()} in {kept.folder}): "
+                "from now on it runs without asking here (`/grants`, `butler grants revoke "
+                f"{kept.number}`)"
+            )
+        for why in decided.not_kept:
+            self.say(f"not kept — {why}")
+        return decided.report
 
-    def decide(
+    def answer_parks(
         self, report: TaskReport, ask: Ask, observer: LoopObserver | None = None
     ) -> TaskReport:
-        """While the task is parked, ask about every call the round waits on; an answer
-        resumes it, "later" leaves it parked. The park is read once to be shown (and once
-        more under its lock to be decided, by the resume)."""
+        """While the task is parked, ask about every call the round waits on and hand the
+        answer to the one door; "later" leaves it parked. The park is read once to be shown
+        (and once more under its lock, by the door)."""
         while report.status == "parked" and report.park_id is not None:
-            state = load_park(report.park_id)
-            answer = ask(state)
+            answer = ask(load_park(report.park_id))
             if answer is None:
                 return report
-            answers = (
-                {a.call_id: answer for a in state.approvals}
-                if isinstance(answer, Answer)
-                else dict(answer)
-            )
-            from butler_cli.core.park import Decision
-
-            for cid, given in answers.items():
-                self._remember(state, cid, given)
-            each = {cid: Decision(approved=a.approved, note=a.note) for cid, a in answers.items()}
-            made_here = self.butler.made(state)
-            answered = RoundAnswer(None, each=each)
-            resumed = self.resume(report.park_id, answered, observer, made_here)
+            resumed = self.resume(report.park_id, answer, observer)
             # The parked round's model call was spent too: the turn's usage counts every call.
             resumed.usage = [*report.usage, *resumed.usage]
             report = resumed
         return report
-
-    def _remember(self, state: ParkState, call_id: str, answer: Answer) -> None:
-        """A session grant or a kept approval the person chose with one call's answer."""
-        if answer.grant is not None and self.grants is not None:
-            grant = self.butler.bind_grant(answer.grant)
-            number = self.grants.add(grant)
-            self.butler.audit.record_grant(
-                number=number,
-                tool=grant.tool,
-                scope="exact" if grant.exact is not None else grant.scope_keys(),
-                args=state.arguments_of(call_id),
-            )
-        if answer.keep is not None:
-            self.butler.keep_approval(answer.keep, state, call_id)

@@ -13,6 +13,7 @@ sandbox every command asks (its approve is ``ask_always``).
 
 from __future__ import annotations
 
+import glob
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 from butler_cli.core.errors import UsageError
 from butler_cli.core.notices import notice
 from butler_cli.store import approvals as store
+from butler_cli.tools.paths import resolve
 
 if TYPE_CHECKING:
     from butler_cli.core.grants import Grant, KeptApproval, KeptApprovals
@@ -53,6 +55,32 @@ def exact_grant(state: ParkState, call_id: str | None = None) -> Grant:
     return Grant(tool, exact=canonical(state.arguments_of(cid)))
 
 
+def kept_grant(state: ParkState, call_id: str) -> Grant:
+    """What "always allow this here" keeps for one asked call, as the person is shown it: a
+    file write for the file it writes (its resolved path, whatever the content: the next
+    write of that file runs), anything else exactly as shown."""
+    from butler_cli.core.grants import Grant
+
+    tool = next((a.tool for a in state.approvals if a.call_id == call_id), "")
+    path = state.arguments_of(call_id).get("path")
+    if tool == "write_file" and isinstance(path, str):
+        try:
+            target = resolve(Path(state.context.cwd), path)
+        except (ValueError, OSError):
+            return exact_grant(state, call_id)
+        return Grant(tool, patterns=(("path", "glob:" + glob.escape(str(target))),))
+    return exact_grant(state, call_id)
+
+
+def keep_shown(state: ParkState) -> dict[str, Grant]:
+    """The inbox's "Always allow here": what each keepable call of the park would keep."""
+    return {
+        a.call_id: kept_grant(state, a.call_id)
+        for a in state.approvals
+        if keepable(state, a.call_id)
+    }
+
+
 def kept_for(home: Path, cwd: Path | str) -> KeptApprovals | None:
     """The approvals kept for tasks in ``cwd``; None when there are none. A malformed file
     keeps nothing (every call asks) and says so in one line; the file is left as it is.
@@ -78,16 +106,17 @@ def list_kept(home: Path) -> list[KeptApproval]:
     return store.load_kept(home)
 
 
-def keep(home: Path, grant: Grant, cwd: Path | str, now: str) -> KeptApproval:
+def keep(home: Path, grant: Grant, cwd: Path | str, now: str) -> tuple[KeptApproval, bool]:
     """Keep ``grant`` (bound to its files already, for an exact one) for ``cwd``; a
-    ``run_command`` one records whether it was kept for a sandboxed run."""
+    ``run_command`` one records whether it was kept for a sandboxed run. The kept approval,
+    and False when the very same one was kept already (never a duplicate)."""
     from butler_cli.core.grants import KeptApproval
     from butler_cli.tools.sandbox import detect_sandbox
 
     sandboxed = grant.tool == SANDBOXED_TOOL and detect_sandbox().active
     kept = KeptApproval(0, grant, folder_key(cwd), now, sandboxed)
-    number = store.keep(home, kept)
-    return KeptApproval(number, grant, kept.folder, now, sandboxed)
+    number, new = store.keep(home, kept)
+    return KeptApproval(number, grant, kept.folder, now, sandboxed), new
 
 
 def revoke(home: Path, number: int) -> KeptApproval:

@@ -20,19 +20,28 @@ from butler_cli.store.files import butler_home
 from butler_cli.store.ledger import DecisionLedger
 
 if TYPE_CHECKING:  # the park's models load where a park is read (the butler imports this module)
+    from butler_cli.core.grants import Grant
     from butler_cli.core.park import Decision, ParkState
     from butler_cli.store.parks import ParkStore
 
 
 @dataclass(frozen=True)
-class RoundAnswer:
-    """A person's answer to a parked round: ``approved``/``note`` for every asked call (None:
-    no decision, a denial for a pending park), ``each`` call by call (it wins where it names
-    a call)."""
+class Answer:
+    """A person's decision on a parked round, as every surface gives it to the one door
+    (``app/parks/door.decide``).
 
-    approved: bool | None
+    ``approved``/``note`` answer every asked call ``each`` does not name (``approved`` None:
+    no decision — a denial for a pending park, the recorded one for a park a crash left
+    decided); ``each`` wins where it names a call. ``keep`` ("always allow this here") and
+    ``session`` (a chat's "for this session") name, per call id, the grant the person was
+    shown; each applies only to a call this answer approves, and only once its decision is
+    the one recorded."""
+
+    approved: bool | None = None
     note: str | None = None
     each: Mapping[str, Decision] = field(default_factory=dict)
+    keep: Mapping[str, Grant] = field(default_factory=dict)
+    session: Mapping[str, Grant] = field(default_factory=dict)
 
 
 def now_iso() -> str:
@@ -136,7 +145,7 @@ def check_ledger(state: ParkState, events: set[str]) -> None:
         )
 
 
-def decision_for(state: ParkState, answer: RoundAnswer) -> dict[str, Decision]:
+def decision_for(state: ParkState, answer: Answer) -> dict[str, Decision]:
     """The decision on each asked call, by call id. ``answer.each`` answers the calls it names
     (a call the park did not ask about is a usage error), ``approved``/``note`` every other one; an
     asked call left without an answer is a denial (R1). A decided park keeps its recorded

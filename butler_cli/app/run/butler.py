@@ -13,17 +13,8 @@ from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.approvals import folder_key, keep, kept_for
-from butler_cli.app.parks.decisions import (
-    Held,
-    RoundAnswer,
-    decision_for,
-    hold,
-    now_iso,
-    park_store,
-    record_decision,
-    summary_of,
-)
+from butler_cli.app.parks.approvals import keep, kept_for
+from butler_cli.app.parks.decisions import now_iso, park_store, summary_of
 from butler_cli.app.run.audit import AuditObserver
 from butler_cli.app.run.masking import MaskingProvider
 from butler_cli.app.run.notify import Notifier
@@ -51,7 +42,7 @@ from butler_cli.store.faults import crash_point
 
 if TYPE_CHECKING:
     from butler_cli.app.run.instructions import Instructions
-    from butler_cli.core.grants import Grant, GrantBook
+    from butler_cli.core.grants import Grant, GrantBook, KeptApproval
     from butler_cli.core.park import Decision, ParkState, RunContext
     from butler_cli.memory.store import MemoryStore
     from butler_cli.policy.loader import LoadedPolicy
@@ -196,28 +187,24 @@ class Butler:
             instructions=self.instructions.text,
         )
 
-    def keep_approval(self, grant: Grant, state: ParkState, call_id: str | None = None) -> bool:
-        """Keep an approval ("always allow this here") of a park's call (``call_id``, else the
-        first asked) for the park's folder, bound to the files it names now; audited like a
-        grant (its number and scope, never its values). Not kept — one notice, the decision
-        stands — when the park was made in another folder than this butler's or its files
-        cannot be resolved now."""
-        if folder_key(state.context.cwd) != folder_key(self.cwd):
-            notice("not kept: the park was made in another folder (approved once)")
-            return False
+    def keep_approval(self, grant: Grant, state: ParkState, call_id: str) -> KeptApproval | None:
+        """Keep an approval ("always allow this here") of a park's call for the park's folder,
+        bound to the files it names now; audited like a grant (its number and scope, never
+        its values). Only the one door calls this (``app/parks/door.decide``), holding the
+        park once its decision is recorded. None when its files cannot be resolved now."""
         bound = self.bind_grant(grant)
         if bound.exact is not None and bound.judged is None:
-            notice("not kept: its files could not be resolved now (approved once)")
-            return False
-        kept = keep(self.home, bound, state.context.cwd, now_iso())
-        self.audit.record_grant(
-            number=kept.number,
-            tool=bound.tool,
-            scope="exact" if bound.exact is not None else bound.scope_keys(),
-            args=state.arguments_of(call_id or state.approval.call_id),
-            kept=True,
-        )
-        return True
+            return None
+        kept, new = keep(self.home, bound, state.context.cwd, now_iso())
+        if new:
+            self.audit.record_grant(
+                number=kept.number,
+                tool=bound.tool,
+                scope="exact" if bound.exact is not None else bound.scope_keys(),
+                args=state.arguments_of(call_id),
+                kept=True,
+            )
+        return kept
 
     def bind_grant(self, grant: Grant) -> Grant:
         """An exact grant also remembers the files its arguments resolve to now: a later call
@@ -334,7 +321,7 @@ class Butler:
                     f"(its stderr: {self.mcp.log_dir / name}.log)"  # type: ignore[union-attr]
                 )
 
-    def _check_reachable(self, state: ParkState, decisions: Mapping[str, Decision]) -> None:
+    def check_reachable(self, state: ParkState, decisions: Mapping[str, Decision]) -> None:
         """Every approved call's tool must be able to run now (its MCP server started), or the
         decision is not recorded: the park stays pending for a later resume."""
         for asked in state.approvals:
@@ -361,29 +348,15 @@ class Butler:
         it continues the park itself; any other park goes on from what it recorded."""
         return state.session is not None and state.session == self.session.id
 
-    def resume(
-        self, park_id: str, answer: RoundAnswer, observer: LoopObserver | None = None
-    ) -> TaskReport:
-        """Decide, then continue — on this butler, under the park's lock the whole time, so a
-        second decider (another process, another tab) waits for nothing and is refused."""
-        with hold(self.store, park_id) as held:
-            report = self.decide(held, decision_for(held.state, answer), observer)
-        self.told(park_id, report)
-        return report
-
-    def decide(
+    def continue_decided(
         self,
-        held: Held,
+        state: ParkState,
         decisions: Mapping[str, Decision],
         observer: LoopObserver | None = None,
     ) -> TaskReport:
-        """Record the decision on every asked call of the held park (from ``decision_for``)
-        and continue the task; no second read of the park."""
-        state = held.state
-        self._check_reachable(state, decisions)
-        record_decision(held, self.audit, decisions)
+        """Continue a park whose decision is recorded (by the one door, holding it); the
+        outcome joins the conversation the park was made in, whoever decided it."""
         report = self.continue_park(state, decisions, observer)
-        # The outcome joins the conversation the park was made in, whoever decided it.
         convs.park_decided(self, state.id, summary_of(decisions).approved, report)
         return report
 

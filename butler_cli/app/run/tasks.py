@@ -1,29 +1,17 @@
-"""Tasks and resumed parks, each run on a butler: `butler run`'s batch, and `butler resume`,
-the chat's decision on a park made elsewhere and the inbox's click (``resume_park``)."""
+"""Tasks run on a butler: `butler run`'s batch and `butler memory consolidate` (a park is
+decided and continued through the one door, ``app/parks/door.decide``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
-from butler_cli.app.parks.approvals import exact_grant, keepable
-from butler_cli.app.parks.decisions import RoundAnswer, decision_for, hold, park_store
 from butler_cli.app.run.butler import Butler, ObserverFactory
 from butler_cli.app.run.report import TaskReport
-from butler_cli.app.run.session import Sessions
-from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import Message
 from butler_cli.core.notices import notice
 from butler_cli.memory.capture import Consolidated, consolidate
-from butler_cli.store.files import butler_home
-
-if TYPE_CHECKING:
-    from butler_cli.core.grants import GrantBook
-    from butler_cli.core.park import ParkState
 
 
 def run_tasks(
@@ -62,73 +50,6 @@ def run_tasks(
                 raise
             convs.record_turn(butler, cid, report, len(history))
             yield report
-
-
-#: Called once with the park as read under its lock, before anything is decided: returns the
-#: person's answer and the observer to use (`butler resume` asks the person here).
-Prepare = Callable[["ParkState"], tuple[RoundAnswer, LoopObserver | None]]
-
-
-def resume_park(
-    given_id: str,
-    answer: RoundAnswer,
-    opts: RunOptions,
-    observer: LoopObserver | None = None,
-    *,
-    keep: bool = False,
-    prepare: Prepare | None = None,
-    sessions: Sessions | None = None,
-) -> TaskReport:
-    """`butler resume`: the park is locked, read and verified once; one butler built for its
-    own context records the decision and continues the task (see :meth:`Butler.decide`),
-    the hooks are told once the lock is let go, then the butler is closed. ``prepare`` sees
-    the park first and gives the decision (the terminal's question). ``approved``/``note``
-    answer every call the round asks about, ``each`` call by call (see ``decision_for``).
-    ``keep`` (the inbox's "Always allow here"): once recorded, each approved call is kept for
-    the park's folder, exactly as shown — never one the policy asks about every time.
-
-    ``sessions`` (`serve`): the butler runs on a kept session of the park's context, in
-    ``sessions.home``.
-
-    ``approved`` None with a pending park is a denial (R1). A park already ``decided`` but not
-    ``resolved`` means a process died mid-way: it is recovered under its recorded decision.
-    """
-    home = sessions.home if sessions is not None else butler_home()
-    store = park_store(home)
-    park_id = store.resolve_id(given_id)
-    with ExitStack() as closing:
-        with hold(store, park_id) as held:
-            state = held.state
-            if prepare is not None:
-                answer, observer = prepare(state)
-            # Before a model loads: a finished park or a different decision is refused at once.
-            decisions = decision_for(state, answer)
-            butler = closing.enter_context(butler_for_park(state, opts, home, sessions=sessions))
-            report = butler.decide(held, decisions, observer)
-            if keep:
-                for cid, decision in decisions.items():
-                    if decision.approved and keepable(state, cid):
-                        butler.keep_approval(exact_grant(state, cid), state, cid)
-        butler.told(park_id, report)
-        return report
-
-
-def butler_for_park(
-    state: ParkState,
-    opts: RunOptions,
-    home: Path,
-    grants: GrantBook | None = None,
-    sessions: Sessions | None = None,
-) -> Butler:
-    """A butler made as the park's was (its model, policy, folder, profile; flags win) that
-    sends the memory block and instructions the park was sent, so the model sees the same
-    system prompt. With ``sessions`` (`serve`): on a kept session of exactly that context,
-    given back when the butler closes."""
-    cwd = Path(state.context.cwd)
-    if sessions is None:
-        return Butler.build(opts, cwd=cwd, home=home, grants=grants, recorded=state.context)
-    session = sessions.lend(opts, cwd, state.context)
-    return Butler(session, grants, release=sessions.give_back)
 
 
 def consolidate_memory(model: str | None, profile: str | None) -> Consolidated | None:
