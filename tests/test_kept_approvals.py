@@ -342,7 +342,7 @@ def test_a_command_kept_in_the_sandbox_asks_again_without_one(
         child.sendline("a")
         child.expect(r"Always allow run_command with exactly .* in .*\? \[y/N\]")
         child.sendline("y")
-        child.expect("Kept for")
+        child.expect("kept approval 1")
         child.expect("done")
         child.expect("you ›")
         child.sendcontrol("d")

@@ -111,12 +111,9 @@ def keep(home: Path, kept: KeptApproval) -> tuple[int, bool]:
     import tomlkit
 
     with _locked(home):
-        for held in load_kept(home):
-            if (held.folder, held.grant, held.sandboxed) == (
-                kept.folder,
-                kept.grant,
-                kept.sandboxed,
-            ):
+        same = (kept.folder, kept.grant, kept.sandboxed)
+        for held in load_kept(home):  # the same one kept twice (two tabs, a second click)
+            if (held.folder, held.grant, held.sandboxed) == same:
                 return held.number, False
         doc = _document(home)
         table = tomlkit.table()
