@@ -184,7 +184,7 @@ def _run(hook: Hook, body: bytes, label: str) -> str | None:
     program = os.path.abspath(found)  # what is checked is what runs
     # it runs outside the sandbox, with the person's rights: refused when someone else (a
     # sandboxed program in this task's folder, another user) could have changed it
-    problem = refusal(program, [Path.cwd()], what=label)
+    problem = refusal(program, [Path.cwd()], what=f"the {label}")
     if problem is not None:
         return problem
     try:

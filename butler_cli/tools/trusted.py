@@ -165,12 +165,17 @@ def refusal(
     """Why ``path`` may not be run or loaded, else None: it, or a folder above it (on its
     way as written and after its links are followed), is owned by someone other than the
     person or root, is writable by others, or lies inside one of ``write_roots`` (where a
-    sandboxed program may write). ``root_only``: every owner must be root (bubblewrap)."""
+    sandboxed program may write) — unless it is in a folder of the trusted base the sandbox
+    always keeps read-only there (a PATH folder, made if missing: :func:`kept_read_only`).
+    ``root_only``: every owner must be root (bubblewrap)."""
     owners = (0,) if root_only else tuple({0, os.getuid()})
     given = Path(os.path.abspath(os.path.expanduser(str(path))))
     real = Path(os.path.realpath(given))
+    kept = [Path(os.path.realpath(t.path)) for t in process_base() if t.folder]
     for root in write_roots:
         real_root = Path(os.path.realpath(root))
+        if any(inside(real, k) and inside(k, real_root) for k in kept):
+            continue
         if inside(real, real_root) or inside(given, real_root):
             return (
                 f"refusing to run {what} {given}: it is inside {real_root}, a folder "

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from butler_cli.app.run.protected import protected_paths, trusted_programs
+from butler_cli.app.run.protected import protected_paths, trusted_files
 from butler_cli.store.files import butler_home
 from butler_cli.tools.mcp import hub_tools, mcp_toolsets, servers_from, shared_hub
 from butler_cli.tools.mcp_hub import SEP, McpHub, McpUnavailable
@@ -30,7 +30,8 @@ def start_mcp(settings: Config, home: Path, protected: list[Path]) -> McpHub:
     starts here: a server starts when its tools must be listed or one is called."""
     hub = shared_hub(servers_from(settings.mcp), home)
     hub.hide(protected)
-    hub.confine(write_roots_from(Path.cwd(), settings.allowed_roots()), trusted_programs(settings))
+    here = Path.cwd()
+    hub.confine(write_roots_from(here, settings.allowed_roots()), trusted_files(settings, here))
     return hub
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from butler_cli.app.config.config import Config, config_path
+from butler_cli.app.run.instructions import NAMES, folders
 from butler_cli.core.errors import GateMoved
 from butler_cli.store.stored_keys import keyring_files, keys_path
 from butler_cli.tools.trusted import Trusted, program_path
@@ -82,6 +83,15 @@ def trusted_programs(config: Config | None) -> list[Trusted]:
         if where is not None and where.exists():
             out.append(Trusted(where))
     return out
+
+
+def trusted_files(config: Config | None, cwd: Path) -> list[Trusted]:
+    """:func:`trusted_programs`, and the project instructions a task in ``cwd`` is sent
+    (``AGENTS.md``, ``BUTLER.md`` here and in the folders above it up to the home): a
+    sandboxed program must not leave words for every later task (issue 31)."""
+    found = trusted_programs(config)
+    found += [Trusted(folder / name) for folder in folders(cwd) for name in NAMES]
+    return found
 
 
 def policy_file_of(spec: str) -> Path | None:

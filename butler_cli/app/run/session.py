@@ -32,7 +32,7 @@ from butler_cli.app.run.protected import (
     GateWatch,
     policy_file_of,
     protected_paths,
-    trusted_programs,
+    trusted_files,
 )
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS, DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
@@ -229,7 +229,7 @@ def equip(guard: Guard, memory: MemoryStore, *, mcp: bool = True) -> Equipment:
         dict(settings.sections),
         dict(settings.sandbox),
         write_roots_from(guard.cwd, settings.allowed_roots()),
-        tuple(trusted_programs(settings)),
+        tuple(trusted_files(settings, guard.cwd)),
     )
     plugins = tuple(load_tool_plugins(context))
     memory_tools = MemoryTools(memory).toolset()
