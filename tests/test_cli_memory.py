@@ -245,3 +245,17 @@ def test_resume_sends_the_block_it_parked_with(recording, workdir: Path, butler_
     decide(report.park_id, Answer(True), opts=RunOptions())
     assert recording.systems[-1] == recording.systems[0]  # the same conversation, same bytes
     assert "added while parked" not in recording.systems[-1]
+
+
+def test_new_facts_are_shown_neutralised(butler, script) -> None:
+    """A concluded fact is the model's text: where it is shown (consolidate, list --new) its
+    terminal escapes and invisible characters are neutralised, not run."""
+    model = script({"text": "ok"})
+    for i in range(9):
+        butler("run", "--model", model, f"I grow basil {i}")
+    hostile = "- grows basil \x1b]0;pwned\x07\x1b[2J\u202e [1]"
+    r = butler("memory", "consolidate", "--model", script({"text": hostile}))
+    assert r.returncode == 0 and "grows basil" in r.stdout, r.stderr
+    listed = butler("memory", "list", "--new").stdout
+    for shown in (r.stdout, listed):
+        assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
