@@ -72,6 +72,16 @@ def peek(path: str) -> str:
         return f"cannot read: {exc}"
 
 
+@server.tool(annotations=RO)
+def shout(kib: int) -> str:
+    """Write that many KiB to stderr (a chatty server's logging)."""
+    line = "probe: " + "x" * 1016 + "\n"
+    for _ in range(kib):
+        sys.stderr.write(line)
+    sys.stderr.flush()
+    return "shouted"
+
+
 @server.tool()
 def stamp(path: str, text: str) -> str:
     """Append text to a file (no annotations: governed)."""

@@ -205,6 +205,20 @@ def test_a_servers_stderr_goes_to_the_log(butler, script, probe, butler_home) ->
     assert "warming up" in (butler_home / "mcp-logs" / "probe.log").read_text()
 
 
+def test_a_servers_log_is_capped_while_it_is_written(butler, script, probe, butler_home) -> None:
+    """Issue 31, case 8: a server's stderr went to its log without bound within a session
+    (12 MB from two calls of a real server). Each start keeps at most 1 MiB, says the rest was
+    dropped, and the server is never blocked by it."""
+    calls = [call("probe__shout", f"s{n}", kib=6000) for n in range(2)]
+    model = script({"tool_calls": calls}, {"text": "k"})
+    r = butler("run", "--model", model, "shout", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [x["content"] for x in tool_results(r.stdout)] == ["shouted", "shouted"]
+    log = butler_home / "mcp-logs" / "probe.log"
+    assert log.stat().st_size < (1 << 20) + 4096, log.stat().st_size
+    assert "log capped at 1048576 bytes" in log.read_text()
+
+
 def test_results_are_capped_like_read_file(butler, script, probe) -> None:
     model = script(
         {"tool_calls": [call("probe__big", "b", kib=200), call("probe__picture", "p")]},

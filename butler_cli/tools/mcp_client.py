@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import itertools
 import logging
 import os
 import shutil
@@ -33,10 +34,14 @@ from butler_cli.core.together import on_interrupt
 from butler_cli.store.files import ensure_private_dir
 from butler_cli.tools.mcp_cache import Listing, ToolInfo
 from butler_cli.tools.mcp_content import one_line, result_text, start_failure
-from butler_cli.tools.mcp_hub import CALL_TIMEOUT_S, LOG_KEEP_BYTES, SEP, McpServer
+from butler_cli.tools.mcp_hub import CALL_TIMEOUT_S, SEP, McpServer
+from butler_cli.tools.mcp_log import open_capped_log
 from butler_cli.tools.redact import child_env
 from butler_cli.tools.sandbox import Confinement, detect_sandbox
 from butler_cli.tools.trusted import refusal
+
+#: Numbers each start's mark in the log (with the pid: unique across processes too).
+_STARTS = itertools.count(1)
 
 
 @dataclass
@@ -145,21 +150,11 @@ class McpClient:
         thread.join(timeout=5)
 
     def _open_log(self, server: McpServer) -> tuple[TextIO, str]:
-        """The server's log, opened for appending its stderr, with a line that marks this
-        start (what follows it is what the server said this time)."""
+        """The server's stderr: its log (capped while written, :mod:`mcp_log`), with a line
+        that marks this start (what follows it is what the server said this time)."""
         ensure_private_dir(self.log_dir)
-        path = self.log_dir / f"{server.name}.log"
-        try:
-            if path.stat().st_size > LOG_KEEP_BYTES:
-                os.replace(path, path.with_name(path.name + ".1"))
-        except OSError:
-            pass
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-        log = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
-        mark = f"--- butler starts {server.name} (pid {os.getpid()}, {id(log):x})"
-        log.write(mark + "\n")
-        log.flush()
-        return log, mark
+        mark = f"--- butler starts {server.name} (pid {os.getpid()}, {next(_STARTS):x})"
+        return open_capped_log(self.log_dir / f"{server.name}.log", mark), mark
 
     def _last_words(self, server: McpServer, mark: str) -> str:
         """The last line the server wrote to its log since ``mark``."""

@@ -37,8 +37,6 @@ START_TIMEOUT_S = 10.0
 CALL_TIMEOUT_S = 120.0
 LOG_DIR = "mcp-logs"
 SEP = "__"
-#: A server's log is moved aside (``NAME.log.1``) when it passes this size at a start.
-LOG_KEEP_BYTES = 1 << 20
 
 
 class McpUnavailable(Exception):
