@@ -113,3 +113,33 @@ def test_the_park_key_is_masked_in_every_result(
     assert r.returncode == 0, r.stderr
     assert key not in r.stdout + r.stderr
     assert "****" in tool_results(r.stdout)[0]["content"]
+
+
+def test_a_key_dumped_wrapped_is_masked(
+    butler: Any, script: Any, allow_all: list[str], workdir: Path, butler_home: Path
+) -> None:
+    """Issue 31, case 8: `base64` wraps at 76 columns, `base64 -w 16` at 16, `xxd -p` at 60,
+    so a known key a program dumped so reached the model, the screen and the park whole. It is
+    masked across the line breaks, at whatever offset the file holds it."""
+    key = "sk-proj-" + "Zq3_wX9-mT" * 9  # long enough to wrap even at 76 columns
+    (workdir / "key.txt").write_text(key + "\n")
+    (workdir / ".env").write_text(f"SOME_SERVICE_TOKEN={key}\n")  # at offset 19: 1 mod 3
+    (workdir / "k2").write_text(f"K={key}\n")  # 2 mod 3
+    dump = "base64 key.txt; base64 -w 16 .env; base64 k2; xxd -p key.txt; xxd -p .env"
+    model = script(
+        {"tool_calls": [call("run_command", "d", argv=["sh", "-c", dump])]}, {"text": "dumped"}
+    )
+    r = butler("run", "--model", model, "go", "--json", *allow_all, env={"SOME_SERVICE_TOKEN": key})
+    assert r.returncode == 0, r.stderr
+    (result,) = tool_results(r.stdout)
+    assert result["content"].startswith("exit status 0") and result["content"].count("****") == 5
+    raw = key.encode()
+    pieces = [raw.hex()[8:40]]
+    for shift in (0, 1, 2):
+        core = base64.b64encode(bytes(shift) + raw).decode()[4:-8]
+        pieces += [core[:16], core[-16:]]
+    kept = b"".join(p.read_bytes() for p in butler_home.rglob("*") if p.is_file())
+    for text in (r.stdout, kept.decode("utf-8", "replace")):
+        compact = "".join(text.replace("\\n", "\n").split())
+        for piece in pieces:
+            assert piece not in compact, piece

@@ -15,6 +15,7 @@ MCP stdio servers): an allowlist, never the butler's own keys.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -65,15 +66,20 @@ def remember_secret(value: str | None) -> None:
 def encodings(secret: str) -> set[str]:
     """``secret`` and the forms it is most often written in elsewhere: base64 (standard and
     URL-safe, padded or not — a file keyring stores it so), URL-encoding, and hex (lower and
-    upper case), so an encoded key is masked like the raw one (issue 20)."""
+    upper case), so an encoded key is masked like the raw one (issue 20). Base64 also as the
+    whole groups it makes at each of the three offsets a file can hold it at (`base64 key.txt`
+    encodes the key with the line break after it, `base64 .env` with a name before it)."""
     import base64
     from urllib.parse import quote, quote_plus
 
     raw = secret.encode("utf-8")
     forms = {secret, quote(secret, safe=""), quote_plus(secret), raw.hex(), raw.hex().upper()}
-    for b64 in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
-        text = b64.decode("ascii")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        text = encode(raw).decode("ascii")
         forms |= {text, text.rstrip("=")}
+        for shift in (0, 1, 2):  # the groups made of the secret's bytes only
+            shifted = encode(bytes(shift) + raw).decode("ascii")
+            forms.add(shifted[4 if shift else 0 : 4 * ((shift + len(raw)) // 3)])
     return {f for f in forms if len(f) >= MIN_SECRET_LEN}
 
 
@@ -98,10 +104,53 @@ def mask_text(text: str) -> str:
     that contains another is masked whole)."""
     if not _secrets or not text:
         return text
-    for secret in sorted(_secrets, key=len, reverse=True):
+    ordered = sorted(_secrets, key=len, reverse=True)
+    for secret in ordered:
         if secret in text:
             text = text.replace(secret, MASK)
-    return text
+    return _mask_spread(text, ordered)
+
+
+_WORD = re.compile(r"\S+")
+_SPACE = re.compile(r"\s+")
+
+
+def _mask_spread(text: str, ordered: list[str]) -> str:
+    """``text`` with every known secret masked that is written across line breaks or spaces
+    (`base64` wraps at 76 columns, `base64 -w 16` at 16, `xxd -p` at 60): the secrets are
+    looked for in the text without its white space, and each place found is masked whole,
+    the breaks inside it included."""
+    compact = _SPACE.sub("", text)
+    if len(compact) == len(text) or not any(secret in compact for secret in ordered):
+        return text  # almost always: no white space, or no secret across it
+    words = [(m.start(), m.group()) for m in _WORD.finditer(text)]
+    starts, at = [], 0  # where each word begins in the compact text
+    for _, word in words:
+        starts.append(at)
+        at += len(word)
+
+    def original(index: int) -> int:
+        n = bisect.bisect_right(starts, index) - 1
+        return words[n][0] + index - starts[n]
+
+    spans: list[tuple[int, int]] = []
+    for secret in ordered:
+        found = compact.find(secret)
+        while found != -1:
+            spans.append((original(found), original(found + len(secret) - 1) + 1))
+            found = compact.find(secret, found + len(secret))
+    if not spans:
+        return text
+    out, done = [], 0
+    for begin, end in sorted(spans):
+        if end <= done:
+            continue  # inside a span already masked
+        out.append(text[done:begin] if begin >= done else "")
+        if begin >= done:
+            out.append(MASK)
+        done = max(done, end)
+    out.append(text[done:])
+    return "".join(out)
 
 
 def mask_any(value: Any) -> Any:
