@@ -21,15 +21,7 @@ ANTHROPIC_KEY = {"ANTHROPIC_API_KEY": "sk-test-silent-answers"}
 ASKED_WHOLE = "streamed no answer, so it was asked again without streaming"
 POSSIBLY_TOO_LONG = "the conversation is possibly too long for it"
 EMPTY = "the model's answer was empty: no text and no tool call"
-#: llama-cpp-python's 400 for a request past its n_ctx, sent whole.
-LLAMA_TOO_LONG = {
-    "error": {
-        "message": "Requested tokens (4313) exceed context window of 4096",
-        "type": "invalid_request_error",
-        "param": "messages",
-        "code": "context_length_exceeded",
-    }
-}
+TOO_LONG = "the conversation is too long for 'local'"
 
 
 def local(fake: FakeLLM, provider: str = "openai-compatible") -> list[str]:
@@ -52,23 +44,62 @@ def valid(stdout: str) -> list[dict[str, Any]]:
 
 
 # -- what the servers send ----------------------------------------------------------------
-def llama_tools(answer: dict[str, Any]) -> Any:
-    """llama-cpp-python asked with tools: streamed, only the role and [DONE]; the same body
-    sent whole, ``answer``."""
+def by_stream(streamed: str, whole: str) -> Any:
+    """A server that answers a streamed request with the capture ``streamed`` and the same
+    request sent whole with ``whole`` (both recorded)."""
 
     def respond(body: dict[str, Any]) -> Reply:
-        if body.get("stream"):
-            return replay("llamacpp/tools-stream-holds-nothing.sse")
-        return Reply(body=answer)
+        return replay(streamed if body.get("stream") else whole)
 
     return respond
 
 
-def litellm_empty(provider: str, output_tokens: int = 0) -> Reply:
-    """LiteLLM's well-formed empty answer (what it makes of llama.cpp's empty 200)."""
-    if provider == "anthropic":
-        return Reply(events=anthropic_empty(output_tokens))
-    return Reply(events=openai_stream("", usage=(4313, output_tokens, 0)))
+#: llama-cpp-python 0.3.36 asked with tools: streamed, the role and [DONE]; whole, its answer.
+LLAMA_TOOLS = ("llamacpp/tools-stream-holds-nothing.http", "llamacpp/tools-whole-answer.http")
+LLAMA_HAIKU = "In the evening, a cup of fine Japanese fine-style tea."
+#: llama.cpp past its n_ctx (4096): streamed, an empty 200; whole, the 400 naming the window.
+LLAMA_OVERFLOW = ("llamacpp/prompt-past-context.http", "llamacpp/past-context-whole.http")
+#: LiteLLM 1.108.12 in front of it: streamed, a well-formed empty answer; whole, the 400.
+LITELLM_OVERFLOW = {
+    "openai-compatible": (
+        "litellm/chat-past-context-empty-success.http",
+        "litellm/chat-past-context-whole.http",
+    ),
+    "anthropic": (
+        "litellm/messages-past-context-empty-success.http",
+        "litellm/messages-past-context-whole.http",
+    ),
+}
+
+
+def empty_answer(provider: str, output_tokens: int) -> Any:
+    """A server whose answer is empty (no text, no call) of ``output_tokens`` for a prompt of
+    4313, streamed and whole (shapes written by hand: no server here sends these counts)."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if body.get("stream"):
+            if provider == "anthropic":
+                return Reply(events=anthropic_empty(output_tokens))
+            return Reply(events=openai_stream("", usage=(4313, output_tokens, 0)))
+        if provider == "anthropic":
+            return Reply(body=anthropic_message("", (4313, output_tokens)))
+        return Reply(body=openai_whole("", usage=(4313, output_tokens)))
+
+    return respond
+
+
+def anthropic_message(text: str, usage: tuple[int, int]) -> dict[str, Any]:
+    """A Messages answer sent whole."""
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "local",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
 
 
 def anthropic_empty(output_tokens: int) -> list[str]:
@@ -91,10 +122,10 @@ def test_a_stream_holding_nothing_is_asked_again_whole_and_its_answer_shown(
 ) -> None:
     """llama-cpp-python with tools streams only the role and [DONE]: the same request sent
     whole holds the answer. It is shown, and how it came is said in one line."""
-    fake.respond = llama_tools(openai_whole("The capital of France is Paris."))
-    r = butler("run", *local(fake), "What is the capital of France?")
+    fake.respond = by_stream(*LLAMA_TOOLS)
+    r = butler("run", *local(fake), "Write a haiku about tea.")
     assert r.returncode == 0, (r.stdout, r.stderr)
-    assert "The capital of France is Paris." in r.stdout
+    assert LLAMA_HAIKU in r.stdout
     assert ASKED_WHOLE in r.stderr and "--no-stream" in r.stderr
     first, again = (q["body"] for q in fake.requests)
     assert first["stream"] is True and again["stream"] is False
@@ -105,24 +136,25 @@ def test_a_stream_holding_nothing_is_asked_again_whole_and_its_answer_shown(
 def test_the_stream_asked_again_is_a_warning_under_json(
     output: str, fake: FakeLLM, butler: Any
 ) -> None:
-    fake.respond = llama_tools(openai_whole("Paris."))
-    r = butler("run", *local(fake), "capital?", "--output", output)
+    fake.respond = by_stream(*LLAMA_TOOLS)
+    r = butler("run", *local(fake), "Write a haiku about tea.", "--output", output)
     assert r.returncode == 0, r.stderr
     last = valid(r.stdout)[-1]
-    assert last["text"] == "Paris."
+    assert last["text"].startswith(LLAMA_HAIKU)
     assert [ASKED_WHOLE in w for w in last["warnings"]] == [True]
 
 
 def test_the_tool_call_of_the_answer_sent_whole_is_judged_like_any(
     fake: FakeLLM, butler: Any, workdir: Path
 ) -> None:
-    """Where llama-cpp-python's tool calls are: the answer sent whole. The write parks."""
-    call = ("call_1", "write_file", json.dumps({"path": "a.txt", "content": "hi"}))
-    fake.respond = llama_tools(openai_whole("", [call]))
-    r = butler("run", *local(fake), "write hi to a.txt", "--json")
+    """Where llama-cpp-python's tool calls are: the answer sent whole (recorded with a named
+    tool_choice: the 135M model calls no tool by itself). The write parks."""
+    fake.respond = by_stream(LLAMA_TOOLS[0], "llamacpp/forced-tool-call-whole.http")
+    r = butler("run", *local(fake), "write the word tea to the file tea.txt", "--json")
     assert r.returncode == 3, (r.stdout, r.stderr)
     [rep] = json_lines(r.stdout)
-    assert rep["approval"]["tool"] == "write_file" and not (workdir / "a.txt").exists()
+    assert rep["approval"]["tool"] == "write_file" and "tentice.txt" in rep["approval"]["title"]
+    assert not (workdir / "tentice.txt").exists()
 
 
 def test_llamacpps_overflow_is_asked_again_whole_and_its_400_names_the_window(
@@ -130,14 +162,10 @@ def test_llamacpps_overflow_is_asked_again_whole_and_its_400_names_the_window(
 ) -> None:
     """Past its context llama.cpp streams a 200 with an empty body; sent whole, the same
     request gets the 400 naming the window: that is the task's error."""
-    fake.replies = [
-        replay("llamacpp/prompt-past-context.http"),
-        Reply(status=400, body=LLAMA_TOO_LONG),
-    ]
+    fake.respond = by_stream(*LLAMA_OVERFLOW)
     r = butler("run", *local(fake), "a task far past the model's context")
     assert r.returncode == 1, r.stdout
-    assert "the conversation is too long for 'local'" in r.stderr
-    assert "exceed context window of 4096" in r.stderr
+    assert TOO_LONG in r.stderr and "maximum context length is 4096 tokens" in r.stderr
     assert "asked again without streaming" in r.stderr and "Traceback" not in r.stderr
     assert [q["body"]["stream"] for q in fake.requests] == [True, False]
 
@@ -156,9 +184,7 @@ def test_the_chat_compacts_after_llamacpps_overflow_and_the_turn_is_answered(
             return Reply(events=openai_stream("SHORT SUMMARY"))
         if "turn 4" in sent and "SHORT SUMMARY" not in sent:
             overflowed.append(True)
-            if body["stream"]:
-                return replay("llamacpp/prompt-past-context.http")
-            return Reply(status=400, body=LLAMA_TOO_LONG)
+            return by_stream(*LLAMA_OVERFLOW)(body)
         turn = sum(m["role"] == "user" for m in body["messages"])
         return Reply(events=openai_stream(f"reply-{turn}"))
 
@@ -182,22 +208,40 @@ def test_the_chat_compacts_after_llamacpps_overflow_and_the_turn_is_answered(
 
 # -- 3. LiteLLM's empty success --------------------------------------------------------------
 @pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_litellms_empty_success_is_asked_again_whole_and_its_400_is_the_error(
+    provider: str, fake: FakeLLM, butler: Any
+) -> None:
+    """Past llama.cpp's context LiteLLM streams a well-formed empty answer (finish `stop` and
+    no usage on /v1/chat/completions; an empty text block, `end_turn`, 0 tokens on
+    /v1/messages): asked again whole, it relays llama.cpp's 400."""
+    fake.respond = by_stream(*LITELLM_OVERFLOW[provider])
+    r = butler("run", *local(fake, provider), "a long task", "--json", env=env_for(provider))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    [rep] = valid(r.stdout)
+    assert rep["status"] == "failed" and TOO_LONG in rep["error"]
+    assert "maximum context length is 4096 tokens" in rep["error"]
+    assert [q["body"].get("stream") for q in fake.requests] == [True, False]
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
 def test_an_empty_answer_of_0_tokens_is_possibly_too_long_never_silent(
     provider: str, fake: FakeLLM, butler: Any
 ) -> None:
-    fake.replies = [litellm_empty(provider)]
+    """Streamed and whole, an empty answer of 0 output tokens: one line, exit 1."""
+    fake.respond = empty_answer(provider, 0)
     r = butler(
         "run", *local(fake, provider), "What is the capital of France?", env=env_for(provider)
     )
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert POSSIBLY_TOO_LONG in r.stderr and "0 output tokens" in r.stderr
+    assert len(fake.requests) == 2
 
 
 @pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
 def test_an_empty_answer_of_0_tokens_is_an_error_event_under_stream_json(
     provider: str, fake: FakeLLM, butler: Any
 ) -> None:
-    fake.replies = [litellm_empty(provider)]
+    fake.respond = empty_answer(provider, 0)
     flags = [*local(fake, provider), "--output", "stream-json"]
     r = butler("run", *flags, "hi", env=env_for(provider))
     assert r.returncode == 1, r.stderr
@@ -209,22 +253,24 @@ def test_an_empty_answer_of_0_tokens_is_an_error_event_under_stream_json(
 
 @pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
 def test_a_real_empty_answer_is_said_to_be_one(provider: str, fake: FakeLLM, butler: Any) -> None:
-    """The model wrote tokens, but no text and no call: done, said in one line."""
-    fake.replies = [litellm_empty(provider, output_tokens=5), litellm_empty(provider, 5)]
+    """The model wrote tokens, but no text and no call: done, said in one line, not asked
+    again."""
+    fake.respond = empty_answer(provider, 5)
     r = butler("run", *local(fake, provider), "hi", env=env_for(provider))
     assert r.returncode == 0, r.stderr
     assert EMPTY in r.stderr
     r = butler("run", *local(fake, provider), "hi", "--json", env=env_for(provider))
     [rep] = valid(r.stdout)
     assert rep["status"] == "done" and rep["text"] == "" and rep["warnings"] == [EMPTY]
+    assert len(fake.requests) == 2
 
 
 @pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
-def test_the_chat_compacts_and_asks_again_after_an_empty_answer_of_0_tokens(
+def test_the_chat_compacts_and_answers_after_litellms_empty_success(
     provider: str, fake: FakeLLM, butler_home: Path, workdir: Path
 ) -> None:
-    """Behind LiteLLM llama.cpp's overflow is an empty success: the chat takes it for too
-    long, compacts once and asks once more."""
+    """Behind LiteLLM llama.cpp's overflow is an empty success: asked again whole it is the
+    400 naming the window, so the chat learns it, compacts once and asks once more."""
     stream = anthropic_stream if provider == "anthropic" else openai_stream
 
     def respond(body: dict[str, Any]) -> Reply:
@@ -232,7 +278,42 @@ def test_the_chat_compacts_and_asks_again_after_an_empty_answer_of_0_tokens(
         if "Summarise the conversation below" in sent:
             return Reply(events=stream("SHORT SUMMARY"))
         if "turn 4" in sent and "SHORT SUMMARY" not in sent:
-            return litellm_empty(provider)
+            return by_stream(*LITELLM_OVERFLOW[provider])(body)
+        return Reply(events=stream(f"reply-{len(body['messages'])}"))
+
+    fake.respond = respond
+    child = spawn_butler(
+        ["chat", *local(fake, provider)], butler_home, workdir, **env_for(provider)
+    )
+    child.expect("you ›")
+    for n in range(1, 4):
+        child.sendline(f"turn {n}")
+        child.expect("reply-")
+        child.expect("you ›")
+    child.sendline("turn 4")
+    child.expect(r"compacted \d+ earlier turn\(s\) into a summary \(the provider said it was")
+    child.expect(r"too long \(window 4096 tokens\)\)")
+    child.expect("reply-")
+    child.expect("you ›")
+    assert "failed" not in child.before
+    child.sendcontrol("d")
+    child.expect("Goodbye")
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+def test_the_chat_compacts_and_asks_again_after_an_empty_answer_of_0_tokens(
+    provider: str, fake: FakeLLM, butler_home: Path, workdir: Path
+) -> None:
+    """An empty answer of 0 tokens, streamed and whole: taken for too long, compacted once,
+    asked once more."""
+    stream = anthropic_stream if provider == "anthropic" else openai_stream
+
+    def respond(body: dict[str, Any]) -> Reply:
+        sent = json.dumps(body["messages"])
+        if "Summarise the conversation below" in sent:
+            return Reply(events=stream("SHORT SUMMARY"))
+        if "turn 4" in sent and "SHORT SUMMARY" not in sent:
+            return empty_answer(provider, 0)(body)
         return Reply(events=stream(f"reply-{len(body['messages'])}"))
 
     fake.respond = respond
@@ -283,18 +364,32 @@ def split_tool_use(cid: str, name: str, pieces: list[str]) -> list[str]:
 def test_tool_use_blocks_sharing_one_id_are_one_call(
     fake: FakeLLM, butler: Any, workdir: Path
 ) -> None:
-    args = json.dumps({"path": "letter.txt", "content": "Dear Ana,\nthe tea is ready."})
-    pieces = list(args)  # one block a character, as many as it takes
-    fake.replies = [Reply(events=split_tool_use("toolu_1", "write_file", pieces))]
-    r = butler("run", *local(fake, "anthropic"), "write the letter", "--json", env=ANTHROPIC_KEY)
+    """LiteLLM's /v1/messages over llama.cpp (recorded): one write_file split into 45
+    tool_use blocks, one fragment each, all one id — one call, parked whole."""
+    capture = "litellm/messages-split-tool-use.http"
+    fake.replies = [replay(capture)]
+    r = butler("run", *local(fake, "anthropic"), "write the tea", "--json", env=ANTHROPIC_KEY)
     assert r.returncode == 3, (r.stdout, r.stderr)
     [rep] = json_lines(r.stdout)
     [asked] = rep["approvals"]
-    assert asked["tool"] == "write_file" and "letter.txt" in asked["title"]
+    assert asked["tool"] == "write_file"
     [turn] = [m for m in rep["messages"] if m["role"] == "assistant"]
     [use] = [b for b in turn["content"] if b["type"] == "tool_use"]
-    assert use["input"] == json.loads(args)
-    assert not (workdir / "letter.txt").exists()
+    assert use["input"]["content"] == "The world is a cup of tea that can be enjoyed by anyone."
+    assert use["input"]["path"].startswith("text &#39;write the word tea")
+
+
+def test_hand_made_blocks_sharing_one_id_are_one_call_too(
+    fake: FakeLLM, butler: Any, workdir: Path
+) -> None:
+    args = json.dumps({"path": "letter.txt", "content": "Dear Ana,\nthe tea is ready."})
+    fake.replies = [Reply(events=split_tool_use("toolu_1", "write_file", list(args)))]
+    r = butler("run", *local(fake, "anthropic"), "write the letter", "--json", env=ANTHROPIC_KEY)
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    [rep] = json_lines(r.stdout)
+    [turn] = [m for m in rep["messages"] if m["role"] == "assistant"]
+    [use] = [b for b in turn["content"] if b["type"] == "tool_use"]
+    assert use["input"] == json.loads(args) and not (workdir / "letter.txt").exists()
 
 
 def test_deltas_at_new_indices_sharing_one_id_are_one_call(
@@ -353,7 +448,11 @@ def test_a_gateway_refusing_a_missing_key_names_api_key_env(
 ) -> None:
     """No key is configured for openai-compatible: the butler sends `Bearer not-needed`, and
     LiteLLM says "No connected db." (400) or refuses it (401). One line names the way out."""
-    fake.replies = [Reply(status=status, body={"error": {"message": message, "code": str(status)}})]
+    fake.replies = [
+        replay("litellm/no-key-no-connected-db.http")  # recorded
+        if status == 400
+        else Reply(status=status, body={"error": {"message": message, "code": str(status)}})
+    ]
     r = butler("run", *local(fake), "hi")
     assert r.returncode == 1, r.stdout
     assert fake.requests[0]["headers"]["authorization"] == "Bearer not-needed"
@@ -366,32 +465,22 @@ def test_a_gateway_refusing_a_missing_key_names_api_key_env(
 def test_no_stream_asks_for_the_answer_whole_from_the_start(
     fake: FakeLLM, butler: Any, butler_home: Path
 ) -> None:
-    fake.respond = llama_tools(openai_whole("Paris."))
-    r = butler("run", *local(fake), "--no-stream", "capital?", "--json")
+    fake.respond = by_stream(*LLAMA_TOOLS)
+    r = butler("run", *local(fake), "--no-stream", "Write a haiku about tea.", "--json")
     assert r.returncode == 0, r.stderr
     [rep] = valid(r.stdout)
-    assert rep["text"] == "Paris." and rep["warnings"] == []
+    assert rep["text"].startswith(LLAMA_HAIKU) and rep["warnings"] == []
     assert [q["body"]["stream"] for q in fake.requests] == [False]
     assert "stream_options" not in fake.requests[0]["body"]
     (butler_home / "config.toml").write_text("stream = false\n")
-    assert butler("run", *local(fake), "capital?").stdout.strip() == "Paris."
+    assert LLAMA_HAIKU in butler("run", *local(fake), "Write a haiku about tea.").stdout
     assert [q["body"]["stream"] for q in fake.requests] == [False, False]
 
 
 def test_no_stream_in_the_chat_and_for_anthropic(
     fake: FakeLLM, butler_home: Path, workdir: Path
 ) -> None:
-    message = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "local",
-        "content": [{"type": "text", "text": "Tea is ready."}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 12, "output_tokens": 4},
-    }
-    fake.replies = [Reply(body=message)]
+    fake.replies = [Reply(body=anthropic_message("Tea is ready.", (12, 4)))]
     args = ["chat", *local(fake, "anthropic"), "--no-stream"]
     child = spawn_butler(args, butler_home, workdir, **ANTHROPIC_KEY)
     child.expect("you ›")

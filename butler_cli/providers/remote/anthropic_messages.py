@@ -20,7 +20,6 @@ from butler_cli.providers.remote.common import (
     StreamFailure,
     cut_off,
     mark_started,
-    stream_failure,
 )
 
 #: The longest answer asked for when no ``-o max_tokens`` is given: each model family's own
@@ -267,18 +266,19 @@ class AnthropicModel(RemoteModel):
 
         return self.guarded(anthropic.Anthropic, anthropic.DefaultHttpxClient, key)
 
-    def stream(self, request: ModelRequest) -> ModelResponse:
-        body = to_wire(request, self.endpoint.model, self.endpoint.options)
-        if not self.endpoint.stream:
-            return read_message(self.client().messages.create(stream=False, **body))
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        return to_wire(request, self.endpoint.model, self.endpoint.options)
+
+    def streamed(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
         events = self.client().messages.create(stream=True, **body)
         try:
             return read_events(events, request.on_text)
-        except StreamFailure as exc:
-            raise stream_failure(exc, self.endpoint) from exc
+        except StreamFailure:
+            raise
         except Exception as exc:
             if cut_off(exc):
-                raise stream_failure(
-                    StreamFailure(ENDED_EARLY, early_end=True), self.endpoint
-                ) from exc
+                raise StreamFailure(ENDED_EARLY, early_end=True) from exc
             raise
+
+    def whole(self, body: dict[str, Any]) -> ModelResponse:
+        return read_message(self.client().messages.create(stream=False, **body))

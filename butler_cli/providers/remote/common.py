@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -106,9 +106,45 @@ class RemoteModel:
             http_client=http(follow_redirects=False),
         )
 
-    def stream(self, request: ModelRequest) -> ModelResponse:
-        """Send one request and assemble its streamed answer."""
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The request as this wire format sends it (without ``stream``)."""
         raise NotImplementedError
+
+    def streamed(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
+        """Send ``body`` streamed and assemble the answer; StreamFailure for what the stream
+        said or showed went wrong (``nothing``: it held nothing of an answer)."""
+        raise NotImplementedError
+
+    def whole(self, body: dict[str, Any]) -> ModelResponse:
+        """Send ``body`` unstreamed and read the answer."""
+        raise NotImplementedError
+
+    def stream(self, request: ModelRequest) -> ModelResponse:
+        """One request, streamed (unless the endpoint says not to). A stream that held nothing
+        of an answer — none at all (llama-cpp-python with tools; llama.cpp past its context),
+        or an empty one of 0 or unknown output tokens (LiteLLM's answer to that overflow) —
+        is asked again once without streaming, where those servers put the answer, the tool
+        calls or their real error; said in the answer's warnings."""
+        body = self.body(request)
+        if not self.endpoint.stream:
+            return self.whole(body)
+        try:
+            answer = self.streamed(body, request)
+        except StreamFailure as exc:
+            if not exc.nothing:
+                raise stream_failure(exc, self.endpoint) from exc
+        else:
+            if not holds_nothing(answer):
+                return answer
+        try:
+            again = self.whole(body)
+        except Exception as exc:
+            if status_of(exc) == 429:
+                raise  # retried as a rate limit, like any other request
+            error = map_error(exc, self.endpoint)
+            raise ModelError(f"{error.message} ({AGAIN_WHOLE})", code=error.code) from exc
+        said = ASKED_WHOLE.format(where=self.endpoint.where)
+        return replace(again, warnings=(*again.warnings, said))
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         return with_retries(lambda: self.stream(request), self.endpoint, self._notice)
@@ -119,6 +155,12 @@ class RemoteModel:
             return sorted({str(m.id) for m in self.client().models.list()})
         except Exception as exc:
             raise map_error(exc, self.endpoint) from exc
+
+
+def holds_nothing(answer: ModelResponse) -> bool:
+    """No text, no call, and no output tokens counted (0, or not reported)."""
+    empty = not answer.text.strip() and not answer.tool_calls
+    return empty and not answer.usage.output_tokens
 
 
 def with_retries(call: Callable[[], T], endpoint: Endpoint, notice: Callable[[str], None]) -> T:

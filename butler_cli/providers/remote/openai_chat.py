@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from butler_cli.core.errors import ModelError
@@ -17,15 +16,11 @@ from butler_cli.core.messages import Message, TextBlock, ToolResultBlock
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.providers.remote.chat_stream import read_stream, read_whole
 from butler_cli.providers.remote.common import (
-    AGAIN_WHOLE,
-    ASKED_WHOLE,
     ENDED_EARLY,
     RemoteModel,
     StreamFailure,
     cut_off,
-    map_error,
     mark_started,
-    status_of,
     stream_failure,
 )
 
@@ -100,7 +95,7 @@ class OpenAIChatModel(RemoteModel):
 
         return self.guarded(openai.OpenAI, openai.DefaultHttpxClient, key)
 
-    def stream(self, request: ModelRequest) -> ModelResponse:
+    def body(self, request: ModelRequest) -> dict[str, Any]:
         body = to_wire(request, self.endpoint.model)
         for name, value in self.endpoint.options:
             # OpenAI's own API names the length limit max_completion_tokens (its reasoning
@@ -108,34 +103,16 @@ class OpenAIChatModel(RemoteModel):
             if name == "max_tokens" and self.endpoint.provider == "openai":
                 name = "max_completion_tokens"
             body[name] = value
-        body.pop("stream")
-        if not self.endpoint.stream:
-            body.pop("stream_options")
-            return self.whole(body)
-        try:
-            return self.streamed(body, request)
-        except StreamFailure as exc:
-            if not exc.nothing:
-                raise stream_failure(exc, self.endpoint) from exc
-        # The stream held nothing of an answer (llama-cpp-python with tools; llama.cpp past
-        # its context): the same request sent whole gets the answer, or the server's error.
+        body.pop("stream")  # each way of sending sets its own
         body.pop("stream_options")
-        said = ASKED_WHOLE.format(where=self.endpoint.where)
-        try:
-            answer = self.whole(body)
-        except Exception as exc:
-            if status_of(exc) == 429:
-                raise  # retried as a rate limit, like any other request
-            error = map_error(exc, self.endpoint)
-            raise ModelError(f"{error.message} ({AGAIN_WHOLE})", code=error.code) from exc
-        return replace(answer, warnings=(*answer.warnings, said))
+        return body
 
     def streamed(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
         """Send ``body`` streamed, and read the raw event lines (the SDK sends the request and
         raises for an error status), so the stream is read as each server really sends it
         (see chat_stream). A stream that held nothing raises StreamFailure ``nothing``."""
         create = self.client().chat.completions.with_streaming_response.create
-        with create(stream=True, **body) as response:
+        with create(stream=True, stream_options={"include_usage": True}, **body) as response:
             lines = _Lines(response.iter_lines())
             try:
                 return read_stream(lines, request.on_text)
@@ -153,7 +130,8 @@ class OpenAIChatModel(RemoteModel):
     def whole(self, body: dict[str, Any]) -> ModelResponse:
         """Send ``body`` with ``"stream": false`` and read the answer (the SDK raises for an
         error status: llama.cpp's 400 naming its context, say)."""
-        raw = self.client().chat.completions.with_raw_response.create(stream=False, **body)
+        create = self.client().chat.completions.with_raw_response.create
+        raw = create(stream=False, **body)
         try:
             payload = json.loads(raw.http_response.text)
         except ValueError:
