@@ -16,18 +16,25 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import uvicorn
 
+from butler_cli.app.config.config import load_config
 from butler_cli.app.parks.door import Answer
 from butler_cli.app.parks.parks import decided_parks
 from butler_cli.app.run.session import Sessions
+from butler_cli.app.views.keys import key_value
 from butler_cli.core.errors import UsageError
 from butler_cli.core.notices import notice
 from butler_cli.schedule.runner import Finished, Scheduler
 from butler_cli.schedule.store import ScheduleStore
 from butler_cli.serve.app import Settings, create_app
-from butler_cli.serve.decide import Decider
+from butler_cli.serve.decide import Decider, Told
+from butler_cli.serve.matrix.settings import matrix_settings
+
+if TYPE_CHECKING:
+    from butler_cli.serve.matrix.channel import Channel
 
 
 def is_loopback(host: str) -> bool:
@@ -110,6 +117,9 @@ def serve(
             on_problem=lambda problem: emit(f"butler: {problem}"),
         )
         threads.append(threading.Thread(target=sched.serve, args=(stop,), name="scheduler"))
+    channel = _matrix_channel(home, decider, emit)
+    if channel is not None:
+        threads.append(threading.Thread(target=channel.run, args=(stop,), name="matrix"))
     _recover(home, decider, emit)
     for t in threads:
         t.start()
@@ -140,6 +150,26 @@ class _Server(uvicorn.Server):
         if self.should_exit and sig == signal.SIGINT:
             self.force_exit = True
         self.should_exit = True
+
+
+def _matrix_channel(home: Path, decider: Decider, emit: Callable[[str], None]) -> Channel | None:
+    """The Matrix room (``[matrix]`` in the config), or None when none is configured. Its
+    decisions go through the inbox's one door, exactly as a click does (never "keep")."""
+    ms = matrix_settings(load_config().sections.get("matrix", {}), key_value, Path.cwd())
+    if ms is None:
+        return None
+    try:
+        from butler_cli.serve.matrix.channel import Channel  # the client, only when configured
+    except ImportError as exc:
+        raise UsageError(
+            f"[matrix] needs the Matrix client library ({exc.name}): pip install "
+            "'butler-cli[matrix]'"
+        ) from exc
+
+    def door(park_id: str, answer: Answer) -> Told:
+        return decider.submit(park_id, answer)
+
+    return Channel(ms, home, door, emit)
 
 
 def _recover(home: Path, decider: Decider, emit: Callable[[str], None]) -> None:

@@ -26,3 +26,9 @@ def remove_key(name: str) -> None:
     """Forget the stored key ``name``; a usage error when there is none."""
     if not stored_keys.remove_key(name):
         raise UsageError(f"no stored key named {name}")
+
+
+def key_value(name: str) -> str | None:
+    """The secret called ``name``: its environment variable, else the stored key (a
+    surface's own credential, like the Matrix channel's access token)."""
+    return stored_keys.key_from(name)
