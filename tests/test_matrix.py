@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from conftest import call
@@ -42,18 +44,35 @@ class Room:
     home: Path
     workdir: Path
     served: list[Served] = field(default_factory=list)
+    readers: dict[int, threading.Thread] = field(default_factory=dict)
 
     def serve(self, **env: str) -> Served:
         s = start_serve(
             self.home, self.workdir, "--no-scheduler", BUTLER_MATRIX_TOKEN=self.token, **env
         )
         self.served.append(s)
+        listening = threading.Event()
+
+        def read(out: IO[str]) -> None:  # the whole log, read as it comes (no pipe fills)
+            for line in out:
+                s.lines.append(line)
+                if "matrix: listening in" in line:
+                    listening.set()
+
         assert s.proc.stdout is not None
-        for line in s.proc.stdout:  # the butler listens from here on
-            s.lines.append(line)
-            if "matrix: listening in" in line:
-                return s
-        raise AssertionError("".join(s.lines))
+        reader = threading.Thread(target=read, args=(s.proc.stdout,), daemon=True)
+        reader.start()
+        self.readers[id(s)] = reader
+        if not listening.wait(60):  # the butler listens from here on
+            raise AssertionError("serve never listened in the room:\n" + "".join(s.lines))
+        return s
+
+    def stop(self, s: Served) -> str:
+        """SIGTERM, and the server's whole log once it has stopped."""
+        s.proc.send_signal(signal.SIGTERM)
+        s.proc.wait(timeout=60)
+        self.readers[id(s)].join(timeout=10)  # the log to its end
+        return "".join(s.lines)
 
     def from_butler(self) -> list[Seen]:
         return self.person.from_user(self.butler_id)
@@ -122,7 +141,7 @@ def _close(r: Room) -> None:
     for s in r.served:
         if s.proc.poll() is None:
             s.proc.kill()
-            s.proc.communicate(timeout=10)
+            s.proc.wait(timeout=10)
     r.person.close()
     r.stranger.close()
 
@@ -212,7 +231,7 @@ def test_a_decision_sent_while_serve_is_stopped_is_taken_once(
     s = room.serve(BUTLER_MODEL=model)
     pid = writer(butler, script, "later.txt", "once\n")
     card = room.card(pid)
-    s.stop()
+    room.stop(s)
     state_file = room.home / "matrix/state.json"
     before = state_file.read_bytes()
     assert json.loads(before)["announced"][pid]["events"] == [card.id]
@@ -222,7 +241,7 @@ def test_a_decision_sent_while_serve_is_stopped_is_taken_once(
     assert "approved" in room.answer_to(yes).body
     assert (workdir / "later.txt").read_text() == "once\n"
     assert len(room.cards(pid)) == 1  # announced once, not again after the restart
-    room.served[-1].stop()
+    room.stop(room.served[-1])
 
     # A replay: the room read again from before the decision (a token lost with a crash)
     shutil.copy(state_file, room.home / "state.after")
@@ -285,5 +304,4 @@ def test_the_homeserver_restarted_mid_way(
     ping = room.person.say(room.id, "ping")
     assert room.answer_to(ping).body == "pong"
     assert len(room.cards(pid)) == 1
-    out = s.stop()
-    assert "retrying" in "".join(s.lines) + out
+    assert "retrying" in room.stop(s)
