@@ -23,6 +23,9 @@ def configure(home: Path, tmp_path: Path) -> Path:
     starts = tmp_path / "starts.log"
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
+        # a sandboxed server writes only where it may (issue 31): the test's folder is named
+        # a root, as a person names the folder a server works in
+        f"allowed_roots = [{json.dumps(str(tmp_path))}]\n"
         "[mcp.notes]\n"
         f"command = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(str(SERVER))}]\n"

@@ -144,7 +144,8 @@ def test_sigint_to_run_stops_every_call_of_the_round_at_once(
     assert proc.returncode == 130, err
     assert "never reached" not in out
     assert not [n for n in "xyz" if (calls / f"{n}.finished").exists()]
-    assert not json_lines(out)
+    [ended] = json_lines(out)  # one ending, said like every other (issue 32): no report
+    assert ended["type"] == "error" and ended["code"] == "interrupted"
 
 
 def test_mcp_calls_of_a_round_go_through_their_session_together(

@@ -18,6 +18,7 @@ from butler_cli.providers.remote.common import (
     ENDED_EARLY,
     RemoteModel,
     StreamFailure,
+    continues_call,
     cut_off,
     mark_started,
 )
@@ -123,13 +124,17 @@ class _Call:
         if isinstance(whole, dict) and whole:
             self.wholes.append(whole)
 
+    def text(self) -> str:
+        """The arguments' JSON text as the blocks brought it."""
+        return "".join(self.pieces) or json.dumps(self.wholes[0] if self.wholes else {})
+
     def arguments(self) -> tuple[dict[str, Any], str | None]:
         """The call's arguments, or {} and what is wrong with them."""
         if len(self.names) > 1:
             return {}, f"one call id came with {len(self.names)} tool names"
         if self.pieces and self.wholes or len(self.wholes) > 1:
             return {}, "the arguments came whole more than once"
-        raw = "".join(self.pieces) or json.dumps(self.wholes[0] if self.wholes else {})
+        raw = self.text()
         try:
             args = json.loads(raw)
             if not isinstance(args, dict):
@@ -147,13 +152,25 @@ class _Calls:
     by_index: dict[int, _Call] = field(default_factory=dict)
 
     def start(self, index: int, call_id: object, name: object, whole: object) -> None:
-        named = isinstance(call_id, str) and call_id != ""
-        call = next((c for c in self.calls if named and c.id == call_id), None)
-        if call is None:
-            call = _Call(call_id, [])
-            self.calls.append(call)
+        call = _Call(call_id, [])
         call.block(name, whole)
+        self.calls.append(call)
         self.by_index[index] = call
+
+    def joined(self) -> list[_Call]:
+        """The blocks, a gateway's fragments (a block each, one id) joined back into the
+        call they belong to (:func:`continues_call`)."""
+        calls: list[_Call] = []
+        for call in self.calls:
+            last = calls[-1] if calls else None
+            if last is not None and continues_call(last.id, call.id, call.text()):
+                for name in call.names:
+                    last.block(name, None)
+                last.pieces += call.pieces
+                last.wholes += call.wholes
+            else:
+                calls.append(call)
+        return calls
 
     def piece(self, index: int, partial: object) -> None:
         call = self.by_index.get(index)
@@ -163,7 +180,7 @@ class _Calls:
     def blocks(self) -> tuple[list[ToolUseBlock], dict[int, str]]:
         calls: list[ToolUseBlock] = []
         malformed: dict[int, str] = {}
-        for call in self.calls:
+        for call in self.joined():
             args, problem = call.arguments()
             if problem is not None:
                 malformed[len(calls)] = problem

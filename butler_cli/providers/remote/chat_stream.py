@@ -30,7 +30,12 @@ from typing import Any
 
 from butler_cli.core.messages import ToolUseBlock, model_call
 from butler_cli.core.provider import ModelResponse, StopReason, Usage
-from butler_cli.providers.remote.common import ENDED_EARLY, SENT_NOTHING, StreamFailure
+from butler_cli.providers.remote.common import (
+    ENDED_EARLY,
+    SENT_NOTHING,
+    StreamFailure,
+    continues_call,
+)
 
 _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_use",
@@ -93,25 +98,32 @@ class _Assembly:
     done: bool = False
     usage: Usage = field(default_factory=Usage.unknown)
 
-    by_id: dict[object, _Call] = field(default_factory=dict)
-
     def take_call(self, tc: object) -> None:
         if not isinstance(tc, dict):
             return
         index = tc.get("index")
         key = index if isinstance(index, int) else None  # no index: one call after another
-        call_id = tc.get("id")
-        named = isinstance(call_id, str) and call_id != ""
-        slot = self.by_id.get(call_id) if named else None  # an id seen before: that call
-        if slot is None:
-            slot = self.by_index.get(key)
-            if slot is None or slot.starts_anew(tc):
-                slot = _Call()
-                self.calls.append(slot)
-        self.by_index[key] = slot
+        slot = self.by_index.get(key)
+        if slot is None or slot.starts_anew(tc):
+            slot = _Call()
+            self.calls.append(slot)
+            self.by_index[key] = slot
         slot.take(tc)
-        if named:
-            self.by_id[call_id] = slot
+
+    def joined(self) -> list[_Call]:
+        """The calls, a gateway's fragments (an index of their own each, one id) joined
+        back into the call they belong to (:func:`continues_call`)."""
+        calls: list[_Call] = []
+        for call in self.calls:
+            last = calls[-1] if calls else None
+            if last is not None and continues_call(last.id, call.id, "".join(call.args)):
+                last.args += call.args
+                last.bad_args = last.bad_args or call.bad_args
+                if call.name != last.name and call.name not in ("", None):
+                    last.bad_args = "one call id came with more than one tool name"
+            else:
+                calls.append(call)
+        return calls
 
     @property
     def empty(self) -> bool:
@@ -221,7 +233,7 @@ def _take_chunk(
 def _response(got: _Assembly) -> ModelResponse:
     tool_calls: list[ToolUseBlock] = []
     malformed: dict[int, str] = {}
-    for call in got.calls:
+    for call in got.joined():
         raw = "".join(call.args) or "{}"
         problem = call.bad_args
         args: object = {}

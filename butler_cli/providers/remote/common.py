@@ -9,6 +9,7 @@ written anywhere by the providers.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -362,3 +363,18 @@ def looks_like_context(detail: str) -> bool:
     context length"; Anthropic: "prompt is too long")."""
     lowered = detail.lower()
     return any(w in lowered for w in ("context", "too long", "maximum", "too many tokens"))
+
+
+def continues_call(prev_id: object, this_id: object, text: str) -> bool:
+    """Whether a framing unit (a Chat Completions index, a ``tool_use`` block) carrying
+    ``text`` as its arguments is a fragment of the call just before it rather than a call of
+    its own. A gateway (LiteLLM's ``/v1/messages`` over a Chat Completions server) splits one
+    call into a unit per fragment, all repeating its id; a model may also send two whole calls
+    under one id, and those stay two. So a unit continues the call before it only when both
+    carry the same non-empty id and its own text is not a whole JSON object by itself."""
+    if not isinstance(this_id, str) or this_id == "" or this_id != prev_id:
+        return False
+    try:
+        return not isinstance(json.loads(text), dict)
+    except ValueError:
+        return True
