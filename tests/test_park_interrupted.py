@@ -98,3 +98,44 @@ def test_resume_reads_and_verifies_the_park_once(
     assert resumed.returncode == 0, resumed.stderr
     assert (workdir / "out.txt").read_text() == "v1"
     assert len(reads.read_text().splitlines()) == 1, reads.read_text()
+
+
+def test_ctrl_c_on_an_approved_action_in_the_chat_leaves_it_interrupted(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    """Issue 33: Ctrl-C while an approved action runs in the chat. The conversation says
+    the park was interrupted — not "waiting", and no `butler resume` (which would refuse it,
+    exit 5) is suggested anywhere it is shown."""
+    import pexpect
+    from conftest import spawn_butler
+
+    argv = ["sh", "-c", f"sleep {MARKER}"]
+    model = script(
+        {"tool_calls": [call("run_command", "c1", argv=argv)]}, {"text": "never reached"}
+    )
+    child = spawn_butler(["chat", "--model", model], butler_home, workdir)
+    try:
+        child.expect("you ›")
+        child.sendline("sleep a while")
+        child.expect(r"Approve\? \[y/n")
+        child.sendline("y")
+        deadline = time.monotonic() + 20
+        while not sleepers(MARKER) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleepers(MARKER), "the approved command never started"
+        child.sendintr()
+        child.expect("stopped by you")
+        child.expect("you ›")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+        for p in sleepers(MARKER):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+    [listed] = json.loads(butler("log", "--json").stdout)
+    assert listed["status"] == "interrupted", listed
+    shown = butler("log", "show", listed["id"])
+    assert shown.returncode == 0, shown.stderr
+    assert "interrupted" in shown.stdout
+    assert "butler resume" not in shown.stdout and "waiting" not in shown.stdout

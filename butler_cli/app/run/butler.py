@@ -355,9 +355,17 @@ class Butler:
         observer: LoopObserver | None = None,
     ) -> TaskReport:
         """Continue a park whose decision is recorded (by the one door, holding it); the
-        outcome joins the conversation the park was made in, whoever decided it."""
-        report = self.continue_park(state, decisions, observer)
-        convs.park_decided(self, state.id, summary_of(decisions).approved, report)
+        outcome joins the conversation the park was made in, whoever decided it — an action
+        the person stopped (Ctrl-C) as ``interrupted``: the park is finished, so nothing may
+        say it waits or suggest a `butler resume` that would refuse it."""
+        approved = summary_of(decisions).approved
+        try:
+            report = self.continue_park(state, decisions, observer)
+        except KeyboardInterrupt:
+            stopped = TaskReport(task=state.context.task, status="interrupted")
+            convs.park_decided(self, state.id, approved, stopped)
+            raise
+        convs.park_decided(self, state.id, approved, report)
         return report
 
     def told(self, park_id: str, report: TaskReport) -> None:
