@@ -301,6 +301,7 @@ def test_the_inbox_keeps_exactly_the_call_shown_and_never_a_delete(
     page.goto(served.url)
     assert page.locator(f"#park-{delete_park} button.keep").count() == 0
     page.locator(f"#park-{write_park} button.keep").click()
+    page.locator(f"#park-{write_park} button.keep-yes").click()  # it asks first
     page.locator("#flash .ok", has_text=f"park {write_park} approved").wait_for()
     eventually(lambda: (workdir / "kept.txt").exists())
     eventually(lambda: bool(json.loads(butler("grants", "list", "--json").stdout)))

@@ -144,12 +144,14 @@ def park_card(w: PendingApproval, keys: Keys) -> str:
         "<button type='submit' name='decision' value='approve' class='approve'>"
         f"Approve all {len(w.calls)}</button>"
         "<button type='submit' name='decision' value='deny' class='deny'>Deny all</button>"
-        "<button type='submit' name='decision' value='each' class='each'>"
-        "Decide as marked</button>"
+        # disabled until a call is marked: with none it would deny every action (the script
+        # enables it on the first mark)
+        "<button type='submit' name='decision' value='each' class='each' disabled "
+        "title='Mark approve or deny on the actions first'>Decide as marked</button>"
         if many
         else "<button type='submit' name='decision' value='approve' class='approve'>Approve"
         "</button><button type='submit' name='decision' value='deny' class='deny'>Deny</button>"
-        f"{KEEP if w.calls[0].keepable else ''}"
+        f"{keep_part(w) if w.calls[0].keepable else ''}"
     )
     body = (
         f"<h3 class='title'>{v(title)}</h3>"
@@ -172,12 +174,20 @@ def park_card(w: PendingApproval, keys: Keys) -> str:
     )
 
 
-#: "Always allow here": approves, then keeps exactly this call for the park's folder.
-KEEP = (
-    "<button type='submit' name='decision' value='keep' class='keep' title='Approve, and "
-    "from now on run exactly this call in this folder without asking (butler grants)'>"
-    "Always allow here</button>"
-)
+def keep_part(w: PendingApproval) -> str:
+    """ "Always allow here": a button that only asks — showing what would be kept, for which
+    folder — and the confirm that approves and keeps it (issue 33: the inbox asks first)."""
+    call = w.calls[0]
+    return (
+        "<button type='button' class='keep' title='Approve, and from now on run this without "
+        "asking in this folder (butler grants)'>Always allow here</button>"
+        "<p class='keep-ask' hidden>Always allow here: "
+        f"<span class='keep-what'>{v(call.keep_as)}</span> in <span class='keep-folder'>"
+        f"{v(w.folder)}</span> — from now on it runs without asking there (`butler grants` "
+        "shows it, `butler grants revoke N` takes it back). "
+        "<button type='submit' name='decision' value='keep' class='keep-yes'>Keep and approve"
+        "</button> <button type='button' class='keep-no'>Cancel</button></p>"
+    )
 
 
 def parks_part(rows: Sequence[PendingApproval], problems: Sequence[Problem], keys: Keys) -> str:

@@ -17,8 +17,9 @@ const csrf = document.querySelector("meta[name=csrf-token]").content;
 const auth = "Bearer " + document.querySelector("meta[name=butler-token]").content;
 let version = "";
 
-// The flash stays at the top of the viewport (sticky): a result lands where the person is
-// looking, however far down the card was. The three newest lines are kept.
+// The flash floats at the top of the viewport (fixed, out of the page's flow, so a line
+// coming moves no button): a result lands where the person is looking, however far down the
+// card was. The three newest lines are kept, each for 15 s.
 function setFlash(text, ok) {
   const flash = document.getElementById("flash");
   const p = document.createElement("p");
@@ -26,6 +27,7 @@ function setFlash(text, ok) {
   p.textContent = text;
   flash.prepend(p);
   while (flash.children.length > 3) flash.lastElementChild.remove();
+  setTimeout(() => p.remove(), 15000);
 }
 
 function merge(list, html) {
@@ -53,9 +55,23 @@ function merge(list, html) {
   // Only what changed moves: a card taken out and put back loses the focus of the note typed
   // in it, and the keys that follow go nowhere.
   const keep = new Set(next);
-  for (const node of Array.from(list.childNodes)) if (!keep.has(node)) node.remove();
+  // A card decided while the pointer is over the list leaves a blank of its height behind,
+  // so the next card's buttons do not slide under the pointer (or the finger); the blanks
+  // go once the pointer leaves the list.
+  const held = list.matches(":hover");
+  for (const node of Array.from(list.childNodes)) {
+    if (keep.has(node) || (held && isGone(node))) continue;
+    if (held && node.classList && node.classList.contains("park")) {
+      const gone = document.createElement("div");
+      gone.className = "gone";
+      gone.style.height = node.getBoundingClientRect().height + "px";
+      gone.textContent = "decided";
+      list.replaceChild(gone, node);
+    } else node.remove();
+  }
   let at = list.firstChild;
   for (const node of next) {
+    while (isGone(at)) at = at.nextSibling;
     if (node === at) at = at.nextSibling;
     else list.insertBefore(node, at);
   }
@@ -64,6 +80,32 @@ function merge(list, html) {
     typing[0].setSelectionRange(typing[1], typing[2]);
   }
 }
+
+function isGone(node) {
+  return !!(node && node.classList && node.classList.contains("gone"));
+}
+
+document.getElementById("parks").addEventListener("pointerleave", (event) => {
+  for (const gone of Array.from(event.currentTarget.querySelectorAll(".gone"))) gone.remove();
+});
+
+// "Decide as marked" waits for a mark: with none, it would deny every action.
+document.addEventListener("change", (event) => {
+  const mark = event.target;
+  if (!mark.name || !mark.name.startsWith("call:") || !mark.form) return;
+  const each = mark.form.querySelector("button.each");
+  if (each) each.disabled = false;
+});
+
+// "Always allow here" asks first, showing what would be kept; only its confirm sends.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest && event.target.closest("button.keep, button.keep-no");
+  if (!button) return;
+  const ask = button.form && button.form.querySelector(".keep-ask");
+  if (!ask) return;
+  ask.hidden = button.classList.contains("keep-no");
+  if (!ask.hidden) ask.querySelector("button.keep-yes").focus();
+});
 
 async function refresh() {
   try {
@@ -91,14 +133,15 @@ document.addEventListener("submit", async (event) => {
   const pressed = event.submitter;
   const label = pressed ? pressed.textContent : "";
   // Feedback at once: the task may run for seconds before the answer comes.
-  const doing = {deny: "Denying…", each: "Deciding…"};
+  const doing = {deny: "Denying…", each: "Deciding…", keep: "Keeping…"};
   if (pressed) pressed.textContent = doing[pressed.value] || "Approving…";
   if (card) card.setAttribute("aria-busy", "true");
-  for (const b of form.querySelectorAll("button")) b.disabled = true;
+  const was = Array.from(form.querySelectorAll("button"), (b) => [b, b.disabled]);
+  for (const [b] of was) b.disabled = true;
   const restore = () => {
     if (pressed) pressed.textContent = label;
     if (card) card.removeAttribute("aria-busy");
-    for (const b of form.querySelectorAll("button")) b.disabled = false;
+    for (const [b, disabled] of was) b.disabled = disabled;
   };
   try {
     const res = await fetch(form.action, {
@@ -161,7 +204,14 @@ button:disabled { cursor: progress; }
 button.approve { background: var(--ok); color: #fff; border-color: var(--ok); }
 button.deny { background: var(--card); color: var(--bad); border-color: var(--bad); }
 button.keep { background: var(--card); color: var(--ok); border-color: var(--ok); }
-#flash { position: sticky; top: 0; z-index: 1; }
+#flash { position: fixed; top: .3rem; left: 0; right: 0; margin: 0 auto; z-index: 2;
+  width: min(58rem, calc(100% - 2rem)); pointer-events: none; }
+.gone { border: 1px dashed var(--line); border-radius: 6px; margin: .8rem 0; padding: .7rem 1rem;
+  color: var(--muted); }
+.keep-ask { flex: 1 1 100%; margin: 0; padding: .5rem; background: var(--ok-bg);
+  border-radius: 4px; overflow-wrap: anywhere; }
+button.keep-yes { background: var(--ok); color: #fff; border-color: var(--ok); }
+button.each:disabled { cursor: not-allowed; opacity: .6; }
 #flash p { margin: .3rem 0; padding: .6rem .8rem; border-radius: 4px;
   box-shadow: 0 1px 3px rgba(0, 0, 0, .2); }
 #flash .ok { background: var(--ok-bg); } #flash .refused { background: var(--bad-bg); }

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from butler_cli.app.parks.approvals import kept_grant
 from butler_cli.app.run.masking import masked, masked_value
 from butler_cli.core.errors import ButlerError
 from butler_cli.store.parks import ParkStore
@@ -46,6 +47,8 @@ class PendingCall:
     keepable: bool
     #: The patterns the policy offered to widen a session approval to (may be empty).
     widen: dict[str, str]
+    #: What "always allow here" would keep, in words (masked; empty when not keepable).
+    keep_as: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,9 @@ def pending_approval(state: ParkState) -> PendingApproval:
                 preview=tuple(masked(line) for line in change_preview(asked.tool, arguments, cwd)),
                 keepable=verdict is not None and verdict.keepable,
                 widen=dict(verdict.widen) if verdict is not None else {},
+                keep_as=masked(kept_grant(state, asked.call_id).describe())
+                if verdict is not None and verdict.keepable
+                else "",
             )
         )
     return PendingApproval(
