@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -367,3 +368,39 @@ def test_a_command_kept_in_the_sandbox_asks_again_without_one(
     r = again()  # the sandbox is back: it answers again
     assert r.returncode == 0, r.stderr
     assert (folder_a / "made.txt").read_text() == "ran\n"
+
+
+def test_kept_patterns_name_the_folder_they_were_kept_for_never_a_link_put_there(
+    butler: Any, script: Any, butler_home: Path, folder_a: Path, tmp_path: Path
+) -> None:
+    """Issue 31, case 6: a kept `drafts/*.txt` wrote into `~/.config/autostart/` once
+    `drafts` was swapped for a link to it. The patterns name the folders as they were when
+    the approval was kept; a link made since is not followed."""
+    kept_at = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "approvals.toml").write_text(
+        f'[[approval]]\ntool = "write_file"\nfolder = {json.dumps(os.path.realpath(folder_a))}\n'
+        f'patterns = {{ path = "glob:drafts/*.txt" }}\ngranted_at = "{kept_at}"\n'
+    )
+    (folder_a / "drafts").mkdir()
+    home = {"HOME": str(tmp_path)}  # the person's home holds the task folder and ~/.config
+
+    def draft(name: str) -> Any:
+        model = script(
+            {"tool_calls": [call("write_file", "w1", path=name, content="x")]}, {"text": "ok"}
+        )
+        return butler(
+            "run", "--model", model, "write it", "--json", "--yes-safe", cwd=folder_a, env=home
+        )
+
+    r = draft("drafts/one.txt")
+    assert r.returncode == 0 and (folder_a / "drafts" / "one.txt").exists()  # as kept
+    autostart = tmp_path / ".config" / "autostart"
+    autostart.mkdir(parents=True)
+    (folder_a / "drafts" / "one.txt").unlink()
+    (folder_a / "drafts").rmdir()
+    (folder_a / "drafts").symlink_to(autostart)  # the swap, after the approval was kept
+    r = draft("drafts/evil.txt")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert not (autostart / "evil.txt").exists()
+    assert "became a link" in r.stderr

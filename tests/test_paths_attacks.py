@@ -14,6 +14,7 @@ import getpass
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -455,3 +456,40 @@ def test_read_file_of_a_fifo_or_a_folder_is_an_error_not_a_hang(butler, script, 
     fifo, folder = tool_results(r.stdout)
     assert fifo["is_error"] and "not a regular file" in fifo["content"]
     assert folder["is_error"] and "is a directory" in folder["content"]
+
+
+def test_a_rule_names_the_folder_it_was_written_for_never_a_link_put_there(
+    butler, script, tmp_path, me
+) -> None:
+    """Issue 31, case 6: after `rm -rf ~/notes && ln -s ~/.ssh ~/notes` (any allowed command
+    could run it), the README's `glob:~/notes/**` safe rule let a write to
+    `~/.ssh/authorized_keys` run under --yes-safe. A rule names its folders as they were when
+    its file was written: a link made since is not followed, and `policy check` says why. A
+    link the person made before writing the rule is still theirs to use."""
+    rules = rules_file(tmp_path, NOTES_RULE)
+    written = time.time() - 60  # the person wrote the rule a minute ago
+    os.utime(rules, (written, written))
+    (me / ".ssh").mkdir()
+    (me / "notes").rmdir()
+    (me / "notes").symlink_to(me / ".ssh")  # the attack, after the rule
+    model = script(
+        {"tool_calls": [call("write_file", "w", path="~/notes/authorized_keys", content="evil")]},
+        {"text": "k"},
+    )
+    r = butler(
+        "run", "--model", model, "x", "--policy", "tiered", "--policy-file", str(rules),
+        "--yes-safe", "--json", env={"HOME": str(me)},
+    )  # fmt: skip
+    assert r.returncode == 3, r.stdout + r.stderr  # no rule matches: the default asks
+    assert not (me / ".ssh" / "authorized_keys").exists()
+    said = butler(
+        "policy", "check", "write_file", "--args", '{"path": "~/notes/authorized_keys"}',
+        "--policy", "tiered", "--policy-file", str(rules), env={"HOME": str(me)},
+    )  # fmt: skip
+    assert said.returncode == 3, said.stdout
+    assert f"{me / 'notes'} became a link (to {me / '.ssh'})" in said.stderr, said.stderr
+    # a link the person made before the rule was written is followed as before
+    (me / "Dropbox" / "journal").mkdir(parents=True)
+    (me / "journal").symlink_to(me / "Dropbox" / "journal")
+    theirs = rules_file(tmp_path, NOTES_RULE.replace("notes", "journal"))
+    assert check(butler, me, theirs, {"path": "~/journal/day.txt"}) == 0

@@ -29,8 +29,9 @@ class PathJudge(Protocol):
         PermissionError) when the tool may not use it."""
         ...
 
-    def glob(self, pattern: str) -> str:
-        """The absolute glob a rule or grant pattern on a path argument means."""
+    def glob(self, pattern: str, since: float | None = None) -> str:
+        """The absolute glob a rule or grant pattern on a path argument means (``since``: when
+        the pattern was made — no link younger than that is followed on its folders)."""
         ...
 
 

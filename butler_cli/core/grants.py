@@ -29,6 +29,9 @@ class Grant:
     patterns: tuple[tuple[str, str], ...] = ()
     #: For an exact grant: canonical JSON of the judged arguments (resolved paths) at grant time.
     judged: str | None = None
+    #: For a widened grant: when it was made (seconds since the epoch; a kept one's
+    #: ``granted_at``): a link on its patterns' folders made since is not followed.
+    since: float | None = None
 
     def covers(self, tool: str, raw: Mapping[str, Any], judged: Mapping[str, Any]) -> bool:
         """Whether a call (its raw and judged arguments) is covered by this grant."""
@@ -37,7 +40,9 @@ class Grant:
         if self.exact is not None:
             same_files = self.judged is None or canonical(dict(judged)) == self.judged
             return canonical(dict(raw)) == self.exact and same_files
-        return bool(self.patterns) and all(arg_matches(p, key, judged) for key, p in self.patterns)
+        return bool(self.patterns) and all(
+            arg_matches(p, key, judged, since=self.since) for key, p in self.patterns
+        )
 
     def scope_keys(self) -> str:
         """The argument names a widened grant covers, comma-separated (no patterns, no values)."""

@@ -11,8 +11,9 @@ import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-#: The absolute glob a pattern on a path argument means (``~``, relative, symlinks resolved).
-GlobResolver = Callable[[str], str]
+#: The absolute glob a pattern on a path argument means (``~``, relative, symlinks resolved),
+#: and the time the pattern was made for (see :meth:`JudgedArgs.path_glob`).
+GlobResolver = Callable[[str, float | None], str]
 
 
 class JudgedArgs(dict[str, Any]):
@@ -35,11 +36,14 @@ class JudgedArgs(dict[str, Any]):
     def is_path(self, key: str) -> bool:
         return key in self.path_keys and isinstance(self.get(key), str)
 
-    def path_glob(self, glob: str) -> str:
-        """The absolute, folded glob ``glob`` means for these arguments' task folder."""
+    def path_glob(self, glob: str, since: float | None = None) -> str:
+        """The absolute, folded glob ``glob`` means for these arguments' task folder. With
+        ``since`` (when the rule was written, the approval kept): a link on its literal
+        leading folders made after then is not followed — the glob names the folder it was
+        made for, never the one a link now puts there."""
         if self._globber is None:
             raise ValueError("no path resolver: path arguments cannot be matched as paths")
-        return self._globber(glob)
+        return self._globber(glob, since)
 
     def fresh(self) -> JudgedArgs:
         """A deep copy (values only; the resolver is shared): a policy cannot change ours."""

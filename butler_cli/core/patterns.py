@@ -3,7 +3,9 @@
 On a **path argument** (one the tool declares in ``ToolSpec.path_args``) a pattern is matched
 against the resolved absolute path only — never the text the model wrote. The glob itself is
 ``~``-expanded, taken from the task folder when relative, folded (``.``, ``..``, ``//``) and its
-literal leading folders resolved; it is matched with wcmatch, where ``*`` never crosses ``/``
+literal leading folders resolved — a link among them younger than the pattern (``since``: the
+rule file written, the approval kept) is not followed, so a folder swapped for a link is never
+what the pattern names; it is matched with wcmatch, where ``*`` never crosses ``/``
 and ``**`` does. A ``re:`` pattern searches the resolved path.
 
 On any other argument a pattern matches the text as the model wrote it, or with ``~``
@@ -87,8 +89,12 @@ def path_matches(glob: str, path: str) -> bool:
     return bool(wcglob.globmatch(path, glob, flags=flags))
 
 
-def arg_matches(pattern: str, key: str, args: Mapping[str, Any]) -> bool:
-    """Whether argument ``key`` of ``args`` matches ``pattern`` (see the module docstring)."""
+def arg_matches(
+    pattern: str, key: str, args: Mapping[str, Any], *, since: float | None = None
+) -> bool:
+    """Whether argument ``key`` of ``args`` matches ``pattern`` (see the module docstring).
+    ``since``: when the pattern was made (a rule file written, an approval kept) — a link on
+    a path pattern's literal folders that is younger is not followed (it does not match)."""
     if key not in args:
         return False
     value = args[key]
@@ -96,5 +102,5 @@ def arg_matches(pattern: str, key: str, args: Mapping[str, Any]) -> bool:
         if pattern.startswith("re:"):
             return compile_pattern(pattern).search(value) is not None
         glob = pattern[5:] if pattern.startswith("glob:") else pattern
-        return bool(glob) and path_matches(args.path_glob(glob), value)
+        return bool(glob) and path_matches(args.path_glob(glob, since), value)
     return matches(compile_pattern(pattern), value, anchored=not pattern.startswith("re:"))

@@ -96,13 +96,26 @@ def _entry(path: Path, number: int, item: Any) -> KeptApproval:
                 compile_pattern(pattern)
             except ValueError as exc:
                 raise _bad(path, f"{where}: patterns.{key}: {exc}") from exc
-        grant = Grant(tool, patterns=tuple(sorted(patterns.items())))
+        grant = Grant(
+            tool, patterns=tuple(sorted(patterns.items())), since=_stamp(item.get("granted_at"))
+        )
     granted, sandboxed = item.get("granted_at", ""), item.get("sandboxed", False)
     if not isinstance(sandboxed, bool):
         raise _bad(path, f"{where}: sandboxed is true or false")
     return KeptApproval(
         number, grant, folder, granted if isinstance(granted, str) else "", sandboxed
     )
+
+
+def _stamp(granted_at: Any) -> float | None:
+    """``granted_at`` as seconds since the epoch (None when absent or not a time): the
+    patterns bind the folders as they were then."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(granted_at).timestamp()
+    except (TypeError, ValueError):
+        return None
 
 
 def keep(home: Path, kept: KeptApproval) -> tuple[int, bool]:

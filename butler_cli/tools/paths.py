@@ -15,6 +15,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from butler_cli.core.notices import notice
 from butler_cli.core.patterns import normalize_glob
 
 
@@ -182,8 +183,12 @@ class PathRules:
         self.check(path, changing=True)
         return str(path)
 
-    def glob(self, pattern: str) -> str:
-        return normalize_glob(pattern, self.real_base, os.path.realpath)
+    def glob(self, pattern: str, since: float | None = None) -> str:
+        """The absolute glob ``pattern`` names (its literal folders resolved; with ``since``,
+        through no link younger than that: :func:`bound_realpath`)."""
+        if since is None:
+            return normalize_glob(pattern, self.real_base, os.path.realpath)
+        return normalize_glob(pattern, self.real_base, lambda p: bound_realpath(p, since))
 
 
 def _within(path: Path, real_root: Path) -> bool:
@@ -249,3 +254,33 @@ def read_regular(rules: PathRules, raw: object, limit: int) -> tuple[bytes, int]
     os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as fh:
         return fh.read(limit), info.st_size
+
+
+_told: set[str] = set()
+
+
+def bound_realpath(path: str, since: float) -> str:
+    """``os.path.realpath(path)``, except that a link on the way made after ``since`` (its
+    change time, which no one but root can set back) is not followed: from it on the path is
+    taken as written. A rule written, or an approval kept, for ``~/notes`` names that folder,
+    never ``~/.ssh`` put there later by ``rm -rf ~/notes && ln -s ~/.ssh ~/notes``. Said once
+    per link, in one line (`butler policy check` shows it beside the verdict)."""
+    done = "/"
+    parts = [p for p in os.path.normpath(path).split("/") if p]
+    for n, part in enumerate(parts):
+        here = os.path.join(done, part)
+        try:
+            st = os.lstat(here)
+        except OSError:
+            return os.path.join(here, *parts[n + 1 :])  # not there: nothing more to resolve
+        if stat.S_ISLNK(st.st_mode) and st.st_ctime > since:
+            if here not in _told:
+                _told.add(here)
+                notice(
+                    f"{here} became a link (to {os.path.realpath(here)}) after the rule or "
+                    "kept approval naming it was made: not followed, so that rule does not "
+                    "match through it"
+                )
+            return os.path.join(here, *parts[n + 1 :])
+        done = os.path.realpath(here) if stat.S_ISLNK(st.st_mode) else here
+    return done

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import time
 import tomllib
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -56,10 +57,14 @@ class Rule:
     args: dict[str, str] = field(default_factory=dict)
     widen: dict[str, str] = field(default_factory=dict)
 
-    def applies(self, tool: str, arguments: dict[str, Any]) -> bool:
+    def applies(self, tool: str, arguments: dict[str, Any], since: float | None = None) -> bool:
+        """Whether the call matches; ``since``: when the rule file was written (a link on a
+        path pattern's folders made later is not followed)."""
         if not fnmatch.fnmatchcase(tool, self.tool):
             return False
-        return all(arg_matches(pattern, key, arguments) for key, pattern in self.args.items())
+        return all(
+            arg_matches(pattern, key, arguments, since=since) for key, pattern in self.args.items()
+        )
 
     def verdict(self) -> Verdict:
         why = f"{self.tier} — rule '{self.name}' (line {self.line})"
@@ -72,9 +77,12 @@ class Rule:
 
 
 class TieredPolicy:
-    def __init__(self, rules: list[Rule], source: Path) -> None:
+    def __init__(self, rules: list[Rule], source: Path, written: float | None = None) -> None:
         self.rules = rules
         self.source = source
+        #: When the rules were written (the file's time, else when they were loaded): a path
+        #: pattern names its folders as they were then, never a link put there since.
+        self.written = written if written is not None else time.time()
 
     @classmethod
     def butler_configure(cls, settings: PolicySettings) -> TieredPolicy:
@@ -87,9 +95,10 @@ class TieredPolicy:
             return cls(parse_rules(defaults.read_text(encoding="utf-8"), Path(str(defaults))), path)
         try:
             text = read_text_regular(path)  # a FIFO in its place is named, never waited on
+            written = min(path.stat().st_mtime, time.time())
         except (OSError, UnicodeDecodeError) as exc:
             raise PolicyLoadError(f"policy file {path} cannot be read: {exc}") from exc
-        return cls(parse_rules(text, path), path)
+        return cls(parse_rules(text, path), path, written)
 
     def governs(self, name: str) -> bool:
         """A tool any rule names is put behind the gate (used for MCP tools, benign by default)."""
@@ -99,7 +108,9 @@ class TieredPolicy:
         """The strictest matching rule decides (file order breaks ties); no match → None."""
         best: Rule | None = None
         for rule in self.rules:
-            if rule.applies(name, args) and (best is None or TIERS[rule.tier] > TIERS[best.tier]):
+            if not rule.applies(name, args, self.written):
+                continue
+            if best is None or TIERS[rule.tier] > TIERS[best.tier]:
                 best = rule
         return best.verdict() if best else None
 
