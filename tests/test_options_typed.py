@@ -136,3 +136,30 @@ def test_the_installed_butler_gives_flags_to_the_park_by_name(butler, workdir, s
     assert context["base_url"] == "http://127.0.0.1:9/v1"
     assert context["model_options"] == {"seed": 7}
     assert context["policy"] == "ask"
+
+
+def test_a_recorded_option_goes_from_the_flag_to_the_park_and_the_resume(butler, workdir, script):
+    """`--no-stream` (issue 32's option, recorded since issue 33: one word in its declaration
+    plus one park field): `run` records it, a resume without the flag goes on with it, as it
+    does with the model and the base URL."""
+    model = script(
+        {"tool_calls": [call("write_file", "a", path="a.txt", content="x")]},
+        {"tool_calls": [call("write_file", "b", path="b.txt", content="x")]},
+        {"text": "ok"},
+    )
+
+    def recorded(park_id: str) -> object:
+        return json.loads(butler("show", park_id, "--json").stdout)["context"].get("no_stream")
+
+    r = butler("run", "--model", model, "--no-stream", "go")
+    assert r.returncode == 3, r.stderr
+    [park] = json.loads(butler("pending", "--json").stdout)
+    assert recorded(park["id"]) is True
+    resumed = butler("resume", park["id"], "--approve")
+    assert resumed.returncode == 3, resumed.stderr
+    [second] = json.loads(butler("pending", "--json").stdout)
+    assert recorded(second["id"]) is True  # the park's record, not the default
+    assert butler("resume", second["id"], "--deny").returncode == 0
+    assert butler("run", "--model", model, "again").returncode == 3
+    [third] = json.loads(butler("pending", "--json").stdout)
+    assert recorded(third["id"]) is None  # not given: left out, as older parks have it

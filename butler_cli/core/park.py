@@ -88,15 +88,38 @@ class RunContext(BaseModel):
     #: The project instructions (AGENTS.md, BUTLER.md) the task was sent, fenced; a resume
     #: sends them again, byte for byte (None in older parks: read afresh).
     instructions: str | None = None
+    #: `--no-stream`: every answer was asked for whole; a resume asks the same way.
+    no_stream: bool = False
 
     @model_serializer(mode="wrap")
     def _older_parks_byte_for_byte(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """Without instructions the field is left out, so a park written before it existed is
-        written back byte for byte."""
+        """A field added since the first parks (instructions, no_stream…) is left out while it
+        holds its default, so a park written before it existed is written back byte for
+        byte: a recorded option added later is one field here."""
         data = handler(self)
-        if self.instructions is None and isinstance(data, dict):
-            data.pop("instructions", None)
+        if isinstance(data, dict):
+            for name in set(data) - _FIRST_CONTEXT:
+                if data[name] == type(self).model_fields[name].default:
+                    del data[name]
         return data
+
+
+#: The fields every park's context has had; one added later is left out while at its default.
+_FIRST_CONTEXT = frozenset(
+    {
+        "task",
+        "model",
+        "policy",
+        "system",
+        "max_rounds",
+        "cwd",
+        "profile",
+        "policy_file",
+        "base_url",
+        "model_options",
+        "memory_block",
+    }
+)
 
 
 #: A verdict as a park keeps it: written as ``{"decision", "reason", "widen"?}``, read back

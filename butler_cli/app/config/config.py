@@ -228,7 +228,8 @@ def resolve_options(
 
 def _given_or_kept(given: Any, kept: Any) -> Any:
     """A recorded option: the flag's value, else the park's (a mapping: the park's with the
-    flag's keys on top)."""
+    flag's keys on top). A flag left as it is when not given (None, "", a switch off) is not
+    given."""
     if isinstance(kept, dict):
         return {**kept, **(given or {})}
-    return kept if given is None or given == "" else given
+    return kept if given is None or given == "" or given is False else given

@@ -93,8 +93,9 @@ class RunOptions:
     no_stream: bool = flag(
         "--no-stream",
         help="Ask the model for every answer whole, never streamed (for a server whose streams "
-        "go wrong). Default: the config's stream (true).",
+        "go wrong). Default: the config's stream (true). Recorded in parks.",
         default=False,
+        recorded=True,
     )
     #: Model options from `-o KEY=VALUE`, checked (None: none given).
     model_options: dict[str, int | float] | None = flag(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.app.chat import conversations as convs
-from butler_cli.app.config.options import RunOptions
+from butler_cli.app.config.options import RunOptions, recorded_options
 from butler_cli.app.parks.approvals import keep, kept_for
 from butler_cli.app.parks.decisions import now_iso, park_store, summary_of
 from butler_cli.app.run.audit import AuditObserver
@@ -69,6 +69,13 @@ def system_prompt(block: str, persona: str, instructions: str = "") -> str:
     see app/run/instructions.py); nothing per-turn comes before them."""
     prompt = f"{block}\n\n{persona or DEFAULT_PERSONA}"
     return f"{prompt}\n\n{instructions}" if instructions else prompt
+
+
+#: The recorded options a park takes from what the session made of them (the model spec an
+#: alias names, the policy loaded, the memory's profile…) rather than as resolved.
+_MADE = frozenset(
+    {"model", "policy", "system", "max_rounds", "profile", "policy_file", "model_options"}
+)
 
 
 class Butler:
@@ -181,10 +188,11 @@ class Butler:
             cwd=str(self.cwd),
             profile=self.memory.profile,
             policy_file=str(self.session.policy_file) if self.session.policy_file else None,
-            base_url=options.base_url,
             model_options=dict(options.model_options or {}),
             memory_block=self.block,
             instructions=self.instructions.text,
+            # every other recorded option as resolved (base URL, --no-stream…), by its name
+            **{name: getattr(options, name) for name in recorded_options() if name not in _MADE},
         )
 
     def keep_approval(self, grant: Grant, state: ParkState, call_id: str) -> KeptApproval | None:
