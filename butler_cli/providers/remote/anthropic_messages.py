@@ -125,8 +125,12 @@ class _Call:
             self.wholes.append(whole)
 
     def text(self) -> str:
-        """The arguments' JSON text as the blocks brought it."""
-        return "".join(self.pieces) or json.dumps(self.wholes[0] if self.wholes else {})
+        """The arguments' JSON text as the blocks brought it: the deltas' fragments, else the
+        input sent whole, else nothing ("": a block that brought nothing, as a gateway's last
+        fragment block does, is not an empty object)."""
+        if self.pieces:
+            return "".join(self.pieces)
+        return json.dumps(self.wholes[0]) if self.wholes else ""
 
     def arguments(self) -> tuple[dict[str, Any], str | None]:
         """The call's arguments, or {} and what is wrong with them."""
@@ -134,7 +138,7 @@ class _Call:
             return {}, f"one call id came with {len(self.names)} tool names"
         if self.pieces and self.wholes or len(self.wholes) > 1:
             return {}, "the arguments came whole more than once"
-        raw = self.text()
+        raw = self.text() or "{}"
         try:
             args = json.loads(raw)
             if not isinstance(args, dict):
