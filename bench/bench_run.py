@@ -2,7 +2,10 @@
 of our own dependencies (typer, rich.console, pydantic, platformdirs), medians of interleaved
 runs in the same run. Target: at most 1.5x the floor.
 
-Run: python bench/bench_run.py [--before DIR]...
+Run: python bench/bench_run.py [--before DIR]... [--command]
+
+``--command``: the round is one sandboxed ``run_command`` (``true``) under an allow-all policy
+and ``--yes-safe`` instead of ``now``: the sandbox's argv built and bubblewrap started.
 
 ``--before DIR`` adds an interleaved row for the butler_cli found in DIR (a ``git worktree`` of
 an older commit), put first on PYTHONPATH with DIR/policies (the shipped policies import the
@@ -29,6 +32,13 @@ from common import BIN  # noqa: E402
 
 RUNS = 15
 ONE_ROUND = {"turns": [{"tool_calls": [{"name": "now", "arguments": {}}]}, {"text": "done"}]}
+ONE_COMMAND = {
+    "turns": [
+        {"tool_calls": [{"name": "run_command", "arguments": {"argv": ["true"]}}]},
+        {"text": "done"},
+    ]
+}
+ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
 
 
 def median_runs(
@@ -88,13 +98,18 @@ def main() -> None:
         help="a checkout whose butler_cli to time beside this one (repeatable)",
     )
     parser.add_argument("--runs", type=int, default=RUNS, help="interleaved rounds")
+    parser.add_argument("--command", action="store_true", help="one sandboxed run_command")
     args = parser.parse_args()
     py, butler = str(BIN / "python"), str(BIN / "butler")
     compile_trees(py, args.before)
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "one.json"
-        script.write_text(json.dumps(ONE_ROUND), encoding="utf-8")
+        script.write_text(json.dumps(ONE_COMMAND if args.command else ONE_ROUND), "utf-8")
         run = [butler, "run", "--model", f"scripted:{script}", "what time is it?"]
+        if args.command:
+            policy = Path(tmp) / "allow_all.py"
+            policy.write_text(ALLOW_ALL, encoding="utf-8")
+            run += ["--policy", f"{policy}:classify", "--yes-safe"]
         commands = {
             "floor": [py, "-c", "import typer, rich.console, pydantic, platformdirs"],
             "run": run,
