@@ -109,6 +109,9 @@ def test_a_command_cannot_plant_a_bwrap_first_on_path(me: Me) -> None:
     planted.chmod(0o755)
     doctor = me.run("doctor", "--json")
     assert json.loads(doctor.stdout)["sandbox"]["program"] == "/usr/bin/bwrap", doctor.stdout
+    said = me.run("doctor").stdout
+    assert "bubblewrap (/usr/bin/bwrap)" in said, said
+    assert f"commands may write: {me.work} and a private /tmp" in said, said
     marker = me.home / "unconfined.txt"
     [out] = me.commands(["sh", "-c", f"echo x > '{marker}'"])
     assert not marker.exists(), out

@@ -15,6 +15,7 @@ from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
 from butler_cli.store.files import butler_home
 from butler_cli.store.stored_keys import key_names, keys_path
+from butler_cli.tools.paths import write_roots_from
 from butler_cli.tools.sandbox import detect_sandbox
 
 
@@ -43,6 +44,8 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
             "program": sandbox.program,
             "problem": sandbox.problem or None,
             "network": network,
+            # where a sandboxed program may write (issue 31), besides its private /tmp
+            "write_roots": [str(r) for r in write_roots_from(guard.cwd, config.allowed_roots())],
         },
         "home": str(home),
         "config": str(config_path()),
@@ -74,6 +77,7 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
         sandbox = f"none — not sandboxed: {box['problem']}; every run_command asks you first"
     lines = [
         f"sandbox:   {sandbox}",
+        "commands may write: " + ", ".join(box["write_roots"]) + " and a private /tmp",
         f"home:      {data['home']}",
         f"config:    {data['config']}",
         f"policy:    {data['policy']}"
