@@ -61,6 +61,14 @@ def add(
     hook_timeout: Annotated[
         float, typer.Option("--hook-timeout", help="Seconds the on-park hook may take.")
     ] = 10.0,
+    yes_safe: Annotated[
+        bool,
+        typer.Option(
+            "--yes-safe",
+            help="Each run acts on what the policy or an approval you kept allows, as `run "
+            "--yes-safe` does. Without it that parks too. Never approves what needs a person.",
+        ),
+    ] = False,
 ) -> None:
     """Add a schedule; the model and policy are fixed now (flags, environment, config)."""
     job = add_job(
@@ -72,6 +80,7 @@ def add(
         folder=folder,
         on_park=on_park,
         hook_timeout=hook_timeout,
+        yes_safe=yes_safe,
     )
     render.out().out(
         f"schedule {job.id}: {visible(job.cron)} — next run {_local(job.next_due)}",
@@ -95,6 +104,7 @@ def list_(json_out: Json = False) -> None:
                     **{k: getattr(j, k) for k in ("id", "cron", "task", "model", "policy")},
                     "folder": j.folder,
                     "paused": j.paused,
+                    "yes_safe": j.yes_safe,
                     "next_run": j.next_due,
                     "last_outcome": run.status if run else None,
                     "last_park": run.park_id if run else None,

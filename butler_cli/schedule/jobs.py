@@ -26,6 +26,7 @@ def add_job(
     folder: str | None,
     on_park: str | None,
     hook_timeout: float = DEFAULT_TIMEOUT,
+    yes_safe: bool = False,
 ) -> Job:
     """Check everything (a bad expression, folder or hook is a usage error), then store it."""
     next_after(cron, utc_now())  # a bad expression, or one that never comes: usage error
@@ -43,7 +44,15 @@ def add_job(
     hook = Hook.parse(on_park, hook_timeout).to_json() if on_park else None
     pfile = str(Path(policy_file).expanduser().resolve()) if policy_file else None
     return ScheduleStore(butler_home()).add(
-        cron, task, chosen, opts.policy or DEFAULT_POLICY, pfile, str(where), hook, utc_now()
+        cron,
+        task,
+        chosen,
+        opts.policy or DEFAULT_POLICY,
+        pfile,
+        str(where),
+        hook,
+        utc_now(),
+        yes_safe=yes_safe,
     )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING
 
+from butler_cli.app.parks.parks import park_outcomes
 from butler_cli.app.run.masking import masked
 from butler_cli.core.errors import ButlerError
 from butler_cli.hooks import Hook, fire, task_event
@@ -74,7 +75,27 @@ class Scheduler:
 
     def tick(self) -> list[Finished]:
         """Run every job due now, once each (whatever was missed: one run, not a burst)."""
-        return [self._run(job, run_id) for job, run_id in self.store.claim_due(self.clock())]
+        return [
+            self._skipped(job, run_id) or self._run(job, run_id)
+            for job, run_id in self.store.claim_due(self.clock())
+        ]
+
+    def _skipped(self, job: Job, run_id: int) -> Finished | None:
+        """A due run whose schedule's last run still waits for a person is not run (it would
+        park the same thing again): recorded as ``skipped``, saying why. `schedule run ID`
+        (a person asking) always runs."""
+        waiting = self.store.waiting_park(job.id, run_id)
+        if waiting is None or park_outcomes(self.store.home, [waiting]).get(waiting) != "pending":
+            return None
+        text = (
+            f"skipped: the last run's park {waiting} still waits for a person — decide it "
+            f"(butler resume {waiting}, or in the inbox) and the next run goes ahead"
+        )
+        self.store.finish_run(run_id, "skipped", self.clock(), park_id=waiting, text=text)
+        done = Finished(job, run_id, "skipped", waiting, text, None, None)
+        if self.on_finished is not None:
+            self.on_finished(done)
+        return done
 
     def run_now(self, job: Job) -> Finished:
         """`schedule run ID`: one run now; the schedule's next due time is left as it is."""

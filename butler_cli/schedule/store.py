@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     hook TEXT,
     paused INTEGER NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL,
-    next_due TEXT NOT NULL
+    next_due TEXT NOT NULL,
+    yes_safe INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
@@ -80,6 +81,8 @@ class Job:
     paused: bool
     created_at: str
     next_due: str
+    #: Runs act on what the policy or a kept approval allows (`schedule add --yes-safe`).
+    yes_safe: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,13 +100,17 @@ class Run:
     hook: str | None
 
 
-_JOB_COLS = "id, cron, task, model, policy, policy_file, folder, hook, paused, created_at, next_due"
+_JOB_COLS = (
+    "id, cron, task, model, policy, policy_file, folder, hook, paused, created_at, next_due, "
+    "yes_safe"
+)
 _RUN_COLS = "id, job_id, source, task, started_at, finished_at, status, park_id, text, error, hook"
 
 
 def _job(row: tuple[object, ...]) -> Job:
     values = list(row)
     values[8] = bool(values[8])
+    values[11] = bool(values[11])
     return Job(*values)  # type: ignore[arg-type]
 
 
@@ -139,6 +146,9 @@ class ScheduleStore:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA busy_timeout=30000")
                 db.executescript(_SCHEMA)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(jobs)")}
+                if "yes_safe" not in columns:  # a schedule.db made before --yes-safe
+                    db.execute("ALTER TABLE jobs ADD COLUMN yes_safe INTEGER NOT NULL DEFAULT 0")
             except sqlite3.Error as exc:  # not a database, unreadable: said, and left as it is
                 raise self._unusable(exc) from exc
             if write:
@@ -168,6 +178,7 @@ class ScheduleStore:
         folder: str,
         hook: str | None,
         now: datetime,
+        yes_safe: bool = False,
     ) -> Job:
         due = iso(next_after(cron, now))
         with self._db(write=True) as db:
@@ -176,8 +187,20 @@ class ScheduleStore:
                 if db.execute("SELECT 1 FROM jobs WHERE id = ?", (jid,)).fetchone() is None:
                     break
             db.execute(
-                f"INSERT INTO jobs ({_JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-                (jid, cron, task, model, policy, policy_file, folder, hook, iso(now), due),
+                f"INSERT INTO jobs ({_JOB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+                (
+                    jid,
+                    cron,
+                    task,
+                    model,
+                    policy,
+                    policy_file,
+                    folder,
+                    hook,
+                    iso(now),
+                    due,
+                    int(yes_safe),
+                ),  # fmt: skip
             )
         return self.get(jid)
 
@@ -300,6 +323,17 @@ class ScheduleStore:
                 f"SELECT {_RUN_COLS} FROM runs {where} ORDER BY id DESC LIMIT ?", (*args, limit)
             ).fetchall()
         return [Run(*r) for r in rows]
+
+    def waiting_park(self, job_id: str, before: int) -> str | None:
+        """The park the job's last run (before run ``before``, skipped ones aside) left, if
+        that run parked; None otherwise."""
+        with self._db() as db:
+            row = db.execute(
+                "SELECT status, park_id FROM runs WHERE job_id = ? AND id < ? "
+                "AND status != 'skipped' ORDER BY id DESC LIMIT 1",
+                (job_id, before),
+            ).fetchone()
+        return str(row[1]) if row is not None and row[0] == "parked" and row[1] else None
 
     def last_runs(self) -> dict[str, Run]:
         """The latest run of each job."""

@@ -18,11 +18,15 @@ def run_job(
 ) -> tuple[str, str | None, str, str | None, dict[str, str] | None]:
     """Run the job's task once, unattended: (status, park_id, text, error, approval).
 
-    The options are the ones the schedule was made with; no ``--yes-safe``, no decision from
-    anywhere — an approval parks, as in `butler run`. With ``sessions`` the run is on a kept
-    session of the job's model, policy and folder (built at its first due run, rebuilt when
-    its config or policy file changes), else on one of its own."""
-    opts = RunOptions(model=job.model, policy=job.policy, policy_file=job.policy_file)
+    The options are the ones the schedule was made with — ``--yes-safe`` too: what the policy
+    or a kept approval allows then runs, as in `butler run --yes-safe`; without it that
+    parks as well. No decision comes from anywhere: an approval parks, as in `butler run`.
+    With ``sessions`` the run is on a kept session of the job's model, policy and folder
+    (built at its first due run, rebuilt when its config or policy file changes), else on one
+    of its own."""
+    opts = RunOptions(
+        model=job.model, policy=job.policy, policy_file=job.policy_file, yes_safe=job.yes_safe
+    )
     try:
         if sessions is None:
             butler = Butler.build(opts, cwd=Path(job.folder))

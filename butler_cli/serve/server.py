@@ -106,7 +106,8 @@ def serve(
 
         def finished(done: Finished) -> None:
             park = f" (park {done.park_id})" if done.park_id else ""
-            emit(f"schedule {done.job.id}: {done.status}{park} — {done.job.task}")
+            why = f": {done.text}" if done.status == "skipped" else ""
+            emit(f"schedule {done.job.id}: {done.status}{park} — {done.job.task}{why}")
             if done.hook_problem:
                 emit(f"butler: {done.hook_problem}")
 
