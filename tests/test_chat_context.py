@@ -98,7 +98,10 @@ def test_compact_folds_older_turns_and_keeps_the_system_prompt_whole(
     child = chat(fake, butler_home, workdir)
     child.sendline("/compact")
     child.expect("Nothing to compact yet")
-    for n, line in enumerate(("my cat is Miso", "turn two", "turn three"), start=1):
+    # the first turn is long enough that a summary of it is shorter: a summary longer than
+    # what it replaces is never kept (test_a_summary_longer_than_its_turns_is_not_kept)
+    first = "my cat is Miso. " + "She sleeps all day on the warm windowsill. " * 8
+    for n, line in enumerate((first, "turn two", "turn three"), start=1):
         said(child, line, f"reply-{n}")
     child.sendline("/compact")
     child.expect(r"compacted 1 earlier turn\(s\) into a summary \(as asked\)")
@@ -168,4 +171,64 @@ def test_a_provider_that_refuses_a_long_chat_teaches_the_window_and_the_turn_goe
     assert "SECOND SUMMARY" in final[0][1] and final[-1] == ("user", f"turn 5 {long}")
     assert len(json.dumps(final)) // 4 < 2000
     assert {system(fake, n) for n in range(8) if n not in (4, 6)} == {system(fake, 0)}
+    leave(child)
+
+
+def test_a_chat_whose_last_turn_is_a_big_attachment_still_shrinks(
+    fake: Any, butler_home: Path, workdir: Path
+) -> None:
+    """Issue 32, story 6: the only turn holds a 15,000-character attachment and the provider
+    refuses the next request as too long. Compaction kept the last two turns whole, so there
+    was nothing it could fold and every turn failed; now the attachment's body is dropped
+    (its fence and name stay, with a note the model reads), said in one line, and the turn
+    goes through."""
+    (workdir / "big.txt").write_text("the quarterly numbers, line by line\n" * 420)
+    fake.replies = [
+        Reply(events=openai_stream("reply-1")),
+        Reply(status=400, body=TOO_LONG),
+        Reply(events=openai_stream("reply-2")),
+    ]
+    child = chat(fake, butler_home, workdir)
+    said(child, "read @big.txt please", "reply-1")
+    assert "quarterly numbers" in json.dumps(fake.requests[0]["body"])
+    child.sendline("what was in it?")
+    child.expect(r"dropped the body of 1 attachment\(s\) \(big.txt\)")
+    child.expect("reply-2")
+    child.expect("you ›")
+    resent = json.dumps(fake.requests[2]["body"]["messages"])
+    assert "quarterly numbers" not in resent
+    assert "was dropped from the conversation to save room" in resent and "big.txt" in resent
+    assert len(resent) // 4 < 2000  # within the window the refusal named
+    assert talk(fake, 2)[-1] == ("user", "what was in it?")
+    leave(child)
+
+
+def test_a_summary_longer_than_its_turns_is_not_kept(
+    fake: Any, butler_home: Path, workdir: Path
+) -> None:
+    """Issue 32, story 6: a model's summary that comes out longer than the turns it would
+    replace makes the conversation bigger; it is dropped, said so, and the turns are sent as
+    they were."""
+    fake.replies = [
+        *(Reply(events=openai_stream(f"reply-{n}")) for n in range(1, 4)),
+        Reply(events=openai_stream("A LONG SUMMARY " * 300)),
+        Reply(events=openai_stream("reply-4")),
+    ]
+    child = chat(fake, butler_home, workdir)
+    for n, line in enumerate(("one", "two", "three"), start=1):
+        said(child, line, f"reply-{n}")
+    child.sendline("/compact")
+    child.expect("kept the earlier turns: their summary came out longer than they are")
+    child.expect("you ›")
+    said(child, "four", "reply-4")
+    assert "A LONG SUMMARY" not in json.dumps(fake.requests[4]["body"])
+    assert talk(fake, 4) == [
+        ("user", "one"),
+        ("assistant", "reply-1"),
+        ("user", "two"),
+        ("assistant", "reply-2"),
+        ("user", "three"),
+        ("assistant", "reply-3"),
+        ("user", "four"),
+    ]
     leave(child)

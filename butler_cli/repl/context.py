@@ -52,7 +52,10 @@ def compact(chat: Chat, arg: str) -> None:
         chat.console.print(f"[red]butler:[/red] {escape(exc.message)} — nothing was compacted")
         return
     if not folded:
-        chat.console.print("Nothing to compact yet: the last turns are always kept whole.")
+        chat.console.print(
+            "Nothing to compact yet: no earlier turn to fold, no long attachment or tool "
+            "result to shorten."
+        )
 
 
 def undo(chat: Chat, arg: str) -> None:

@@ -132,23 +132,23 @@ class Conversation:
         tokens = compaction.estimate(self.butler.config.system, self.messages, text)
         window = compaction.over(self.butler.model_spec, self.butler.home, tokens)
         if window is not None:
-            self.compact(f"about {tokens} tokens, near the {window}-token window")
+            room = int(window * compaction.FILL) - len(text) // compaction.CHARS_PER_TOKEN
+            self.compact(f"about {tokens} tokens, near the {window}-token window", room)
 
-    def compact(self, why: str = "as asked") -> int:
-        """Fold the older turns into a summary the model writes (the memory block and the
-        system prompt are untouched; the last turns stay whole); how many turns were folded.
-        The saved conversation keeps every turn; only what is sent is shorter."""
-        done = compaction.compact(self.messages, self.butler.summarize)
+    def compact(self, why: str = "as asked", target: int | None = None) -> int:
+        """Make what is sent smaller (the memory block and the system prompt are untouched):
+        the older turns folded into a summary the model writes, and when that is not enough
+        (``target`` tokens; None: as small as it goes) the last turns' attachment bodies
+        dropped and long tool results cut, said in one line. Nonzero when it shrank. The
+        saved conversation keeps every turn whole; only what is sent is shorter."""
+        done = compaction.compact(self.messages, self.butler.summarize, target=target)
         if done is None:
             return 0
         before = compaction.estimate(self.butler.config.system, self.messages)
         self.messages = done.messages
         after = compaction.estimate(self.butler.config.system, self.messages)
-        self.say(
-            f"compacted {done.folded} earlier turn(s) into a summary ({why}): about {before} → "
-            f"{after} tokens; the last {compaction.KEEP_TURNS} turns are kept whole"
-        )
-        return max(done.folded, 1)
+        self.say(_compacted_line(done, why, before, after))
+        return max(done.folded, 1) if done.changed else 0
 
     def last_turn(self) -> tuple[int, str] | None:
         """Where the last turn starts and the words it was sent with; None when there is none
@@ -211,3 +211,20 @@ class Conversation:
             resumed.usage = [*report.usage, *resumed.usage]
             report = resumed
         return report
+
+
+def _compacted_line(done: compaction.Compacted, why: str, before: int, after: int) -> str:
+    """What a compaction did, in one line: what was folded, dropped or cut, and the sizes."""
+    parts: list[str] = []
+    if done.folded:
+        parts.append(f"compacted {done.folded} earlier turn(s) into a summary")
+    elif done.longer:
+        parts.append("kept the earlier turns: their summary came out longer than they are")
+    if done.dropped:
+        names = ", ".join(done.dropped)
+        parts.append(f"dropped the body of {len(done.dropped)} attachment(s) ({names})")
+    if done.cut:
+        parts.append(f"cut {done.cut} long tool result(s) to their first lines")
+    if not (done.dropped or done.cut) and done.folded:
+        parts.append(f"the last {compaction.KEEP_TURNS} turns are kept whole")
+    return "; ".join([f"{parts[0]} ({why}): about {before} → {after} tokens", *parts[1:]])

@@ -1,6 +1,8 @@
 """Keeping a chat within its model's context window: the turns of a conversation, an estimate
 of a request's size, the windows known or learned, and compaction — the older turns folded
-into a summary the model writes, the last turns kept whole.
+into a summary the model writes (kept only when shorter than what it replaces), and when the
+last turns are too big themselves, their attachments' bodies dropped and long tool results cut,
+each saying so.
 
 The system prompt (the frozen memory block first, then the persona and the project
 instructions) is never part of what is folded: it goes with every request, byte for byte.
@@ -15,11 +17,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from butler_cli.core.errors import ButlerError
-from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from butler_cli.core.messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from butler_cli.store.files import ensure_private_dir, write_atomic
 
 #: Context windows in tokens, by model spec (a spec that starts with a key matches it).
@@ -52,7 +54,7 @@ SUMMARY_SOURCE_CAP = 200_000
 
 def estimate(system: str, messages: Sequence[Message], extra: str = "") -> int:
     """The request's size in tokens, roughly (characters / 4, JSON for the structure)."""
-    size = len(system) + len(extra) + sum(len(json.dumps(m.to_dict())) for m in messages)
+    size = len(system) + len(extra) + size_of(messages)
     return size // CHARS_PER_TOKEN + 1
 
 
@@ -87,31 +89,125 @@ def _transcript(messages: Sequence[Message]) -> str:
 
 @dataclass(frozen=True)
 class Compacted:
-    """A compaction's result: the messages to send from now on and how many turns folded."""
+    """A compaction's result: the messages to send from now on, how many earlier turns were
+    folded into the summary, the attachments whose body was dropped (their names), how many
+    long tool results were cut, and whether a summary was made but not kept (it came out
+    longer than what it would replace)."""
 
     messages: list[Message]
     folded: int
+    dropped: tuple[str, ...] = ()
+    cut: int = 0
+    longer: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.folded or self.dropped or self.cut)
+
+
+def size_of(messages: Sequence[Message]) -> int:
+    """What ``messages`` weigh in a request, in characters of JSON."""
+    return sum(len(json.dumps(m.to_dict())) for m in messages)
 
 
 def compact(
-    messages: Sequence[Message], summarize: Callable[[str], str], keep: int = KEEP_TURNS
+    messages: Sequence[Message],
+    summarize: Callable[[str], str],
+    keep: int = KEEP_TURNS,
+    target: int | None = None,
 ) -> Compacted | None:
-    """The older turns folded into one summary (the model writes it), the last ``keep`` turns
-    whole; None when there is nothing older to fold."""
+    """Make the conversation smaller: the turns before the last ``keep`` folded into one
+    summary the model writes — kept only when it is shorter than what it replaces — then, if
+    that is not enough (more than ``target`` tokens; None: as small as it goes), inside the
+    turns themselves: each attached file's body dropped (its fence and name stay, with a note
+    saying so) and each long tool result cut to its head. None when nothing could shrink."""
     starts = turn_starts(messages)
-    if len(starts) <= keep:
-        return None
-    cut = starts[-keep] if keep else len(messages)
-    older = list(messages[:cut])
-    folded = len([i for i in starts if i < cut and not is_summary(messages[i])])
-    if folded == 0 and len(older) <= 2:
-        return None
-    summary = summarize(SUMMARY_PROMPT + _transcript(older)).strip()
-    head = [
-        Message.user_text(f"{SUMMARY_HEAD}\n{summary}"),
-        Message(role="assistant", content=[TextBlock(text=SUMMARY_ACK)]),
-    ]
-    return Compacted([*head, *messages[cut:]], folded)
+    result, folded, longer = list(messages), 0, False
+    cut_at = starts[-keep] if len(starts) > keep and keep else 0
+    older = list(messages[:cut_at])
+    count = len([i for i in starts if i < cut_at and not is_summary(messages[i])])
+    if older and (count or len(older) > 2):
+        summary = summarize(SUMMARY_PROMPT + _transcript(older)).strip()
+        head = [
+            Message.user_text(f"{SUMMARY_HEAD}\n{summary}"),
+            Message(role="assistant", content=[TextBlock(text=SUMMARY_ACK)]),
+        ]
+        if size_of(head) < size_of(older):
+            result, folded = [*head, *messages[cut_at:]], count
+        else:
+            longer = True  # a summary longer than the turns it replaces saves nothing
+    if folded and target is not None and estimate("", result) <= target:
+        return Compacted(result, folded)
+    result, dropped, cut = _shrink_inside(result)
+    done = Compacted(result, folded, dropped, cut, longer)
+    return done if done.changed or longer else None
+
+
+#: An attachment in the chat (``@path``) and in `run` (``-f``, piped input): its fence, name
+#: and body. The fence carries a random token, so a file's text cannot close it early.
+_ATTACHED = (
+    re.compile(
+        r'(<butler-attachment-([0-9a-f]+) path="([^"\n]*)">\n)(.*?)(\n</butler-attachment-\2>)',
+        re.S,
+    ),
+    re.compile(
+        r'(^----- begin ("[^\n]*?")[^\n]*\[([0-9a-f]+)\]\n)(.*?)(^----- end \2 \[\3\]$)',
+        re.S | re.M,
+    ),
+)
+#: An attachment's body or a tool result this long is worth shrinking; a tool result keeps
+#: its first :data:`RESULT_HEAD` characters.
+SHRINK_OVER = 2_000
+RESULT_HEAD = 1_000
+
+
+def _shrink_inside(messages: list[Message]) -> tuple[list[Message], tuple[str, ...], int]:
+    """Every message but a summary, shrunk inside: attachment bodies dropped, long tool
+    results cut, each saying so where the model reads it."""
+    dropped: list[str] = []
+    cut = 0
+    out: list[Message] = []
+    for message in messages:
+        if is_summary(message):
+            out.append(message)
+            continue
+        blocks: list[Block] = []
+        for block in message.content:
+            if isinstance(block, TextBlock) and message.role == "user":
+                text, names = _drop_bodies(block.text)
+                dropped += names
+                blocks.append(TextBlock(text=text) if names else block)
+            elif isinstance(block, ToolResultBlock) and len(block.content) > SHRINK_OVER:
+                cut += 1
+                note = (
+                    f"\n[butler: cut to save room — {len(block.content):,} characters, the "
+                    f"first {RESULT_HEAD:,} kept; call the tool again if the rest is needed]"
+                )
+                blocks.append(replace(block, content=block.content[:RESULT_HEAD] + note))
+            else:
+                blocks.append(block)
+        out.append(Message(role=message.role, content=blocks))
+    return out, tuple(dropped), cut
+
+
+def _drop_bodies(text: str) -> tuple[str, list[str]]:
+    names: list[str] = []
+
+    def dropped(found: re.Match[str]) -> str:
+        body = found.group(4)
+        if len(body) <= SHRINK_OVER:
+            return found.group(0)
+        names.append(found.group(3) if found.re is _ATTACHED[0] else found.group(2)[1:-1])
+        note = (
+            f"[butler: this attachment's body ({len(body):,} characters) was dropped from the "
+            "conversation to save room; read the file again if it is needed]"
+        )
+        tail = found.group(5)
+        return found.group(1) + note + ("" if tail.startswith("\n") else "\n") + tail
+
+    for pattern in _ATTACHED:
+        text = pattern.sub(dropped, text)
+    return text, names
 
 
 # -- windows ----------------------------------------------------------------------------------
