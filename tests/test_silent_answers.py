@@ -191,8 +191,8 @@ def test_the_chat_compacts_after_llamacpps_overflow_and_the_turn_is_answered(
     fake.respond = respond
     child = spawn_butler(["chat", *local(fake)], butler_home, workdir)
     child.expect("you ›")
-    for n in range(1, 4):
-        child.sendline(f"turn {n}")
+    for n in range(1, 4):  # turns long enough that their summary is shorter (else not kept)
+        child.sendline(f"turn {n} " + "and a few more words to fold away " * 10)
         child.expect(f"reply-{n}")
         child.expect("you ›")
     child.sendline("turn 4")
@@ -321,8 +321,8 @@ def test_the_chat_compacts_and_asks_again_after_an_empty_answer_of_0_tokens(
         ["chat", *local(fake, provider)], butler_home, workdir, **env_for(provider)
     )
     child.expect("you ›")
-    for n in range(1, 4):
-        child.sendline(f"turn {n}")
+    for n in range(1, 4):  # turns long enough that their summary is shorter (else not kept)
+        child.sendline(f"turn {n} " + "and a few more words to fold away " * 10)
         child.expect("reply-")
         child.expect("you ›")
     child.sendline("turn 4")
