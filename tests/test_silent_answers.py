@@ -287,7 +287,7 @@ def test_the_chat_compacts_and_answers_after_litellms_empty_success(
     )
     child.expect("you ›")
     for n in range(1, 4):
-        child.sendline(f"turn {n}")
+        child.sendline(f"turn {n} " + "and a few more words to fold away " * 10)
         child.expect("reply-")
         child.expect("you ›")
     child.sendline("turn 4")
