@@ -72,17 +72,23 @@ def check(butler: Any, me: Path, rules: Path, args: dict[str, Any], cwd: Path | 
     return int(r.returncode)
 
 
+def write_under(
+    butler: Any, script: Any, me: Path, rules: Path, path: str, content: str, *extra: str
+) -> Any:
+    """A run whose model writes ``content`` to ``path`` under the tiered ``rules``, HOME ``me``."""
+    model = script(
+        {"tool_calls": [call("write_file", "w", path=path, content=content)]}, {"text": "k"}
+    )
+    return butler(
+        "run", "--model", model, "x", "--policy", "tiered", "--policy-file", str(rules),
+        "--json", *extra, env={"HOME": str(me)},
+    )  # fmt: skip
+
+
 # -- item 2: rules judge the file, not the text -------------------------------------------------
 def test_the_readme_rule_does_not_let_dotdot_out_of_notes(butler, script, tmp_path, me) -> None:
     rules = rules_file(tmp_path, NOTES_RULE)
-    model = script(
-        {"tool_calls": [call("write_file", "w", path="~/notes/../.bashrc", content="pwned")]},
-        {"text": "k"},
-    )
-    r = butler(
-        "run", "--model", model, "x", "--policy", "tiered", "--policy-file", str(rules),
-        "--yes-safe", "--json", env={"HOME": str(me)},
-    )  # fmt: skip
+    r = write_under(butler, script, me, rules, "~/notes/../.bashrc", "pwned", "--yes-safe")
     assert (me / ".bashrc").read_text() == "original\n"
     assert r.returncode == 3, r.stdout  # no rule matches ~/.bashrc: the default asks
 
@@ -130,14 +136,7 @@ def test_paths_inside_a_safe_folder_are_safe_however_written(butler, tmp_path, m
 
 def test_a_forbidden_rule_matches_however_the_path_is_written(butler, script, tmp_path, me) -> None:
     rules = rules_file(tmp_path, IMPORTANT_RULE)
-    model = script(
-        {"tool_calls": [call("write_file", "w", path="~//important/keep.txt", content="gone")]},
-        {"text": "k"},
-    )
-    r = butler(
-        "run", "--model", model, "x", "--policy", "tiered", "--policy-file", str(rules),
-        "--json", env={"HOME": str(me)},
-    )  # fmt: skip
+    r = write_under(butler, script, me, rules, "~//important/keep.txt", "gone")
     assert r.returncode == 0, r.stdout  # refused outright, not parked for a person to approve
     [res] = tool_results(r.stdout)
     assert res["is_error"] and res["content"].startswith("Refused (not run): forbidden")
@@ -472,14 +471,7 @@ def test_a_rule_names_the_folder_it_was_written_for_never_a_link_put_there(
     (me / ".ssh").mkdir()
     (me / "notes").rmdir()
     (me / "notes").symlink_to(me / ".ssh")  # the attack, after the rule
-    model = script(
-        {"tool_calls": [call("write_file", "w", path="~/notes/authorized_keys", content="evil")]},
-        {"text": "k"},
-    )
-    r = butler(
-        "run", "--model", model, "x", "--policy", "tiered", "--policy-file", str(rules),
-        "--yes-safe", "--json", env={"HOME": str(me)},
-    )  # fmt: skip
+    r = write_under(butler, script, me, rules, "~/notes/authorized_keys", "evil", "--yes-safe")
     assert r.returncode == 3, r.stdout + r.stderr  # no rule matches: the default asks
     assert not (me / ".ssh" / "authorized_keys").exists()
     said = butler(
