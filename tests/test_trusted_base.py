@@ -305,3 +305,26 @@ def test_the_butlers_own_installation_under_the_home_is_read_only(me: Me) -> Non
     again = me.run("--version", argv=[str(script)])
     assert again.returncode == 0 and not marker.exists(), again.stderr
     assert shutil.which("python", path=str(venv / "bin")) is not None
+
+
+def test_no_folder_above_a_trusted_path_can_be_moved_away(me: Me) -> None:
+    """Found by the strace attack: a PATH folder deeper in a write root (`~/tools/x/bin`, the
+    task run in the home) was read-only, but `mv ~/tools ~/tools.old` took it away and a
+    fresh one with a planted `notify-send` took its place. Every folder between a write root
+    and a trusted path is now a mount point, like those above the gate's files."""
+    ran = me.home / "hook-ran.txt"
+    deep = me.home / "tools" / "x" / "bin"
+    deep.mkdir(parents=True)
+    notify = deep / "notify-send"
+    notify.write_text(f"#!/bin/sh\necho notified >> '{ran}'\n")
+    notify.chmod(0o755)
+    hook_config(me, "notify-send")
+    swap = (
+        f"mv '{me.home / 'tools'}' '{me.home / 'tools.old'}'; mkdir -p '{deep}' && "
+        f"printf '#!/bin/sh\\necho evil >> {ran}\\n' > '{notify}'; chmod +x '{notify}'"
+    )
+    me.extra["PATH"] = f"{deep}:{me.local_bin}:{BIN_DIR}:{os.environ['PATH']}"
+    r = park_once(me, cwd=me.home, before=["sh", "-c", swap])
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert not (me.home / "tools.old").exists(), r.stderr
+    assert ran.read_text() == "notified\n", r.stderr

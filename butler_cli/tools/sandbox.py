@@ -89,7 +89,7 @@ class Sandbox:
         keep = kept_read_only([*process_base(), *trusted], roots)
         if self.kind == "bubblewrap":
             under_tmp = programs_under_tmp(argv)
-            pins = pinned(masks, roots)
+            pins = pinned([*masks, *keep], roots)  # no folder above them can be moved
             args = bwrap_args(cwd, roots, [*keep, *gits], masks, network, under_tmp, pins)
             return [self.program, *args, "--", *argv]
         profile = seatbelt_profile(roots, [*keep, *gits], masks, network)
