@@ -7,6 +7,7 @@ one tool call split into many blocks (or deltas) sharing its id is one call."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,48 @@ def test_llamacpps_overflow_is_asked_again_whole_and_its_400_names_the_window(
 
 
 # -- 2. the chat recovers from llama.cpp's own overflow --------------------------------------
+def chat_past_turn_3(
+    fake: FakeLLM,
+    provider: str,
+    home: Path,
+    cwd: Path,
+    overflow: Callable[[dict[str, Any]], Reply],
+    compacted: str,
+) -> None:
+    """A chat on a pty: three short turns, then a fourth whose requests ``overflow`` answers
+    until the older turns are compacted — the chat must say ``compacted`` (a pattern) and
+    then show the answer to turn 4, never a failure."""
+    stream = anthropic_stream if provider == "anthropic" else openai_stream
+
+    def respond(body: dict[str, Any]) -> Reply:
+        sent = json.dumps(body["messages"])
+        if "Summarise the conversation below" in sent:
+            return Reply(events=stream("SHORT SUMMARY"))
+        if "turn 4" in sent and "SHORT SUMMARY" not in sent:
+            return overflow(body)
+        return Reply(events=stream(f"reply-{len(body['messages'])}"))
+
+    fake.respond = respond
+    child = spawn_butler(["chat", *local(fake, provider)], home, cwd, **env_for(provider))
+    child.expect("you ›")
+    for n in range(1, 4):  # turns long enough that their summary is shorter (else not kept)
+        child.sendline(f"turn {n} " + "and a few more words to fold away " * 10)
+        child.expect("reply-")
+        child.expect("you ›")
+    child.sendline("turn 4")
+    child.expect(compacted)
+    child.expect("reply-")
+    child.expect("you ›")
+    assert "failed" not in child.before
+    child.sendcontrol("d")
+    child.expect("Goodbye")
+
+
+#: What the chat says when a provider's refusal taught it llama.cpp's window.
+LEARNED = r"compacted \d+ earlier turn\(s\) into a summary \(the provider said it was too long "
+LEARNED += r"\(window 4096 tokens\)\)"
+
+
 def test_the_chat_compacts_after_llamacpps_overflow_and_the_turn_is_answered(
     fake: FakeLLM, butler_home: Path, workdir: Path
 ) -> None:
@@ -178,32 +221,12 @@ def test_the_chat_compacts_after_llamacpps_overflow_and_the_turn_is_answered(
     4096 tokens, the older turns are compacted and the turn runs once more, answered."""
     overflowed: list[bool] = []
 
-    def respond(body: dict[str, Any]) -> Reply:
-        sent = json.dumps(body["messages"])
-        if "Summarise the conversation below" in sent:
-            return Reply(events=openai_stream("SHORT SUMMARY"))
-        if "turn 4" in sent and "SHORT SUMMARY" not in sent:
-            overflowed.append(True)
-            return by_stream(*LLAMA_OVERFLOW)(body)
-        turn = sum(m["role"] == "user" for m in body["messages"])
-        return Reply(events=openai_stream(f"reply-{turn}"))
+    def overflow(body: dict[str, Any]) -> Reply:
+        overflowed.append(True)
+        return by_stream(*LLAMA_OVERFLOW)(body)
 
-    fake.respond = respond
-    child = spawn_butler(["chat", *local(fake)], butler_home, workdir)
-    child.expect("you ›")
-    for n in range(1, 4):  # turns long enough that their summary is shorter (else not kept)
-        child.sendline(f"turn {n} " + "and a few more words to fold away " * 10)
-        child.expect(f"reply-{n}")
-        child.expect("you ›")
-    child.sendline("turn 4")
-    child.expect(r"compacted \d+ earlier turn\(s\) into a summary \(the provider said it was")
-    child.expect(r"too long \(window 4096 tokens\)\)")
-    child.expect("reply-")
-    child.expect("you ›")
-    assert "failed" not in child.before
+    chat_past_turn_3(fake, "openai-compatible", butler_home, workdir, overflow, LEARNED)
     assert overflowed == [True, True]  # streamed, then whole: once each
-    child.sendcontrol("d")
-    child.expect("Goodbye")
 
 
 # -- 3. LiteLLM's empty success --------------------------------------------------------------
@@ -271,33 +294,8 @@ def test_the_chat_compacts_and_answers_after_litellms_empty_success(
 ) -> None:
     """Behind LiteLLM llama.cpp's overflow is an empty success: asked again whole it is the
     400 naming the window, so the chat learns it, compacts once and asks once more."""
-    stream = anthropic_stream if provider == "anthropic" else openai_stream
-
-    def respond(body: dict[str, Any]) -> Reply:
-        sent = json.dumps(body["messages"])
-        if "Summarise the conversation below" in sent:
-            return Reply(events=stream("SHORT SUMMARY"))
-        if "turn 4" in sent and "SHORT SUMMARY" not in sent:
-            return by_stream(*LITELLM_OVERFLOW[provider])(body)
-        return Reply(events=stream(f"reply-{len(body['messages'])}"))
-
-    fake.respond = respond
-    child = spawn_butler(
-        ["chat", *local(fake, provider)], butler_home, workdir, **env_for(provider)
-    )
-    child.expect("you ›")
-    for n in range(1, 4):
-        child.sendline(f"turn {n} " + "and a few more words to fold away " * 10)
-        child.expect("reply-")
-        child.expect("you ›")
-    child.sendline("turn 4")
-    child.expect(r"compacted \d+ earlier turn\(s\) into a summary \(the provider said it was")
-    child.expect(r"too long \(window 4096 tokens\)\)")
-    child.expect("reply-")
-    child.expect("you ›")
-    assert "failed" not in child.before
-    child.sendcontrol("d")
-    child.expect("Goodbye")
+    overflow = by_stream(*LITELLM_OVERFLOW[provider])
+    chat_past_turn_3(fake, provider, butler_home, workdir, overflow, LEARNED)
 
 
 @pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
@@ -306,32 +304,8 @@ def test_the_chat_compacts_and_asks_again_after_an_empty_answer_of_0_tokens(
 ) -> None:
     """An empty answer of 0 tokens, streamed and whole: taken for too long, compacted once,
     asked once more."""
-    stream = anthropic_stream if provider == "anthropic" else openai_stream
-
-    def respond(body: dict[str, Any]) -> Reply:
-        sent = json.dumps(body["messages"])
-        if "Summarise the conversation below" in sent:
-            return Reply(events=stream("SHORT SUMMARY"))
-        if "turn 4" in sent and "SHORT SUMMARY" not in sent:
-            return empty_answer(provider, 0)(body)
-        return Reply(events=stream(f"reply-{len(body['messages'])}"))
-
-    fake.respond = respond
-    child = spawn_butler(
-        ["chat", *local(fake, provider)], butler_home, workdir, **env_for(provider)
-    )
-    child.expect("you ›")
-    for n in range(1, 4):  # turns long enough that their summary is shorter (else not kept)
-        child.sendline(f"turn {n} " + "and a few more words to fold away " * 10)
-        child.expect("reply-")
-        child.expect("you ›")
-    child.sendline("turn 4")
-    child.expect(r"compacted \d+ earlier turn\(s\) into a summary \(the model answered nothing")
-    child.expect("reply-")
-    child.expect("you ›")
-    assert "failed" not in child.before
-    child.sendcontrol("d")
-    child.expect("Goodbye")
+    said = r"compacted \d+ earlier turn\(s\) into a summary \(the model answered nothing"
+    chat_past_turn_3(fake, provider, butler_home, workdir, empty_answer(provider, 0), said)
 
 
 # -- 4. one call split into many blocks sharing its id ---------------------------------------
