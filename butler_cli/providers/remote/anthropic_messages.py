@@ -167,7 +167,9 @@ class _Calls:
         calls: list[_Call] = []
         for call in self.calls:
             last = calls[-1] if calls else None
-            if last is not None and continues_call(last.id, call.id, call.text()):
+            # a block that brought no arguments at all (LiteLLM's last) is no whole call
+            own = "".join(call.pieces) or (json.dumps(call.wholes[0]) if call.wholes else "")
+            if last is not None and continues_call(last.id, call.id, own):
                 for name in call.names:
                     last.block(name, None)
                 last.pieces += call.pieces
