@@ -144,6 +144,25 @@ def _existing(chat: Chat, word: str) -> str | None:
     return None
 
 
+#: How an image file's first bytes read once decoded as UTF-8 with replacement (read_file's
+#: decoding): PNG, JPEG, GIF, WebP.
+_IMAGE_HEADS = ("\ufffdPNG\r\n\x1a\n", "\ufffd\ufffd\ufffd", "GIF87a", "GIF89a")
+
+
+def _not_text(content: str) -> str | None:
+    """What a file read for attaching is when it is not text — "an image" or "a binary file
+    (not UTF-8 text)" — else None. A NUL, or a byte that is not UTF-8 (U+FFFD after
+    read_file's decoding), anywhere but in a character cut in two at the read's end."""
+    body, cut, _ = content.partition("\n[butler: cut at ")
+    if cut:
+        body = body.removesuffix("\ufffd").removesuffix("\ufffd").removesuffix("\ufffd")
+    if "\x00" not in body and "\ufffd" not in body:
+        return None
+    if body.startswith(_IMAGE_HEADS) or (body[:4] == "RIFF" and body[8:12] == "WEBP"):
+        return "an image"
+    return "a binary file (not UTF-8 text)"
+
+
 def attach(chat: Chat, text: str) -> str:
     r"""The line with each ``@path`` that names an existing file appended, delimited; refused
     as a whole if such a file cannot be read (nothing is sent then). An ``@word`` that names no
@@ -166,6 +185,11 @@ def attach(chat: Chat, text: str) -> str:
         if result.is_error or result.outcome != "ran":
             raise AttachRefused(f"@{visible(path)} not attached: {visible(result.content)}")
         content = result.content
+        kind = _not_text(content)
+        if kind is not None:  # read_file decodes what is not UTF-8 as U+FFFD: never sent as text
+            raise AttachRefused(
+                f"@{visible(path)} not attached: it is {kind}, and an attachment is sent as text"
+            )
         note = ""
         if len(content) > ATTACH_CAP:
             note = f" (cut to {ATTACH_CAP} of {len(content)} characters)"
