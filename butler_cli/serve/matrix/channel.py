@@ -251,7 +251,8 @@ class Channel:
             return
         if ev.type == "m.reaction":
             if rel.get("rel_type") == "m.annotation" and isinstance(rel.get("key"), str):
-                await self._answer(str(rel.get("event_id")), ev, read_reaction(rel["key"]))
+                key = str(rel["key"])
+                await self._answer(str(rel.get("event_id")), ev, lambda ids: read_reaction(key))
             return
         body = ev.content.get("body")
         if ev.content.get("msgtype") != "m.text" or not isinstance(body, str):
@@ -259,8 +260,8 @@ class Channel:
         target = _answered(rel)
         card = self.state.park_of(target) if target else None
         if card is not None and target is not None:
-            ids = await asyncio.to_thread(_call_ids, self.home, card[0])
-            await self._answer(target, ev, read_reply(reply_text(body), ids))
+            words = reply_text(body)
+            await self._answer(target, ev, lambda ids: read_reply(words, ids))
         elif body.strip():
             self._start_turn(ev, body)
 
@@ -269,18 +270,19 @@ class Channel:
         record_ignored(self.home, "matrix", text)
 
     # -- decisions ----------------------------------------------------------------------
-    async def _answer(self, target: str, ev: _Ev, read: Read) -> None:
-        """A reply or reaction to a card: the decision, through the one door, bound to the
-        content the card showed."""
+    async def _answer(self, target: str, ev: _Ev, reading: Callable[[list[str]], Read]) -> None:
+        """A reply or reaction to a card: the decision (``reading`` the words for the round's
+        call ids), through the one door, bound to the content the card showed."""
         found = self.state.park_of(target)
         if found is None:
             return  # a reaction to something else
         park_id, card = found
+        ids, now = await asyncio.to_thread(_park_now, self.home, park_id)
+        read = reading(ids)
         if read.answer is None:
             if read.problem:
                 await self._post(ev.id, [Content(f"park {park_id}: {read.problem}")])
             return
-        now = await asyncio.to_thread(_digest_now, self.home, park_id)
         if now is not None and now != card.digest:
             told = (
                 f"park {park_id}: its content is not what that card showed (content "
@@ -391,19 +393,14 @@ def _answered(rel: dict[str, Any]) -> str | None:
     return None
 
 
-def _call_ids(home: Path, park_id: str) -> list[str]:
+def _park_now(home: Path, park_id: str) -> tuple[list[str], str | None]:
+    """The park's asked call ids and its digest now, read once (none, None: it cannot be
+    read — the door then says why)."""
     try:
-        return [a.call_id for a in load_park(park_id, home).approvals]
+        state = load_park(park_id, home)
     except ButlerError:
-        return []
-
-
-def _digest_now(home: Path, park_id: str) -> str | None:
-    """The park's digest now; None when it cannot be read (the door then says why)."""
-    try:
-        return digest(load_park(park_id, home))
-    except ButlerError:
-        return None
+        return [], None
+    return [a.call_id for a in state.approvals], digest(state)
 
 
 def _card(home: Path, park_id: str) -> tuple[str, list[Content]] | None:
