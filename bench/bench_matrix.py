@@ -159,6 +159,26 @@ def main() -> None:
             print("| messages answered | RSS | seconds so far |\n|---|---|---|")
             for n, kb, secs in rows:
                 print(f"| {n} | {kb / 1024:.1f} MiB | {secs:.0f} s |")
+
+            # Then as many from someone else: each ignored and audited, none answered. A chat
+            # turn of the person's after each quarter marks that all before it were read.
+            stranger = Person(server.url, ids["echo"], "pw-echo")
+            stranger.login()
+            rows = []
+            for n in range(1, messages + 1):
+                stranger.say(room, f"approve {n}")
+                if n in (1, messages // 4, messages // 2, 3 * messages // 4, messages):
+                    sent = person.say(room, f"after {n}")
+                    person.wait_for(
+                        lambda e, s=sent: e.sender == ids["butler"] and e.replying_to == s
+                    )
+                    del person.seen[:-50]
+                    rows.append((n, rss_kb(proc.pid)))
+            stranger.close()
+            print(f"\nRSS over {messages} messages from someone else (ignored, audited)\n")
+            print("| messages ignored | RSS |\n|---|---|")
+            for n, kb in rows:
+                print(f"| {n} | {kb / 1024:.1f} MiB |")
         finally:
             stop.set()
             proc.terminate()
