@@ -16,6 +16,7 @@ import fcntl
 import json
 import os
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +111,6 @@ def _entry(path: Path, number: int, item: Any) -> KeptApproval:
 def _stamp(granted_at: Any) -> float | None:
     """``granted_at`` as seconds since the epoch (None when absent or not a time): the
     patterns bind the folders as they were then."""
-    from datetime import datetime
-
     try:
         return datetime.fromisoformat(granted_at).timestamp()
     except (TypeError, ValueError):
