@@ -156,14 +156,24 @@ def task_event(
     return body
 
 
-def fire(hook: Hook, event: dict[str, Any], label: str = "on-park hook") -> str | None:
+def fire(
+    hook: Hook,
+    event: dict[str, Any],
+    label: str = "on-park hook",
+    task_folders: Sequence[Path] = (),
+) -> str | None:
     """Run the hook once; None when it succeeded, else one line saying what went wrong
-    (``label`` names the hook in it). Both pass the one masking step here, whoever fires the
+    (``label`` names the hook in it). A hook program inside the task's folder (this
+    process's, and ``task_folders``: a schedule's) is refused: a sandboxed program may have
+    written it. Both pass the one masking step here, whoever fires the
     hook: the event sent (a URL hook sends it off the machine) and the line, which may quote
     what the hook printed, are kept, stored and shown with every known secret ``****``."""
     body = json.dumps(mask_any(event), ensure_ascii=False).encode("utf-8")
     try:
-        problem = _post(hook, body, label) if hook.url else _run(hook, body, label)
+        if hook.url:
+            problem = _post(hook, body, label)
+        else:
+            problem = _run(hook, body, label, [Path.cwd(), *task_folders])
     except Exception as exc:  # a hook never breaks the caller, whatever it raises
         problem = f"{label} {hook.describe()} failed: {exc}"
     return mask_text(problem) if problem is not None else None
@@ -174,7 +184,7 @@ def fire(hook: Hook, event: dict[str, Any], label: str = "on-park hook") -> str 
 HOOK_MARK = "BUTLER_HOOK_RUN"
 
 
-def _run(hook: Hook, body: bytes, label: str) -> str | None:
+def _run(hook: Hook, body: bytes, label: str, write_roots: Sequence[Path]) -> str | None:
     name = f"{label} {hook.describe()}"
     mark = secrets.token_hex(16)
     env = {**child_env(), HOOK_MARK: mark}
@@ -184,7 +194,7 @@ def _run(hook: Hook, body: bytes, label: str) -> str | None:
     program = os.path.abspath(found)  # what is checked is what runs
     # it runs outside the sandbox, with the person's rights: refused when someone else (a
     # sandboxed program in this task's folder, another user) could have changed it
-    problem = refusal(program, [Path.cwd()], what=f"the {label}")
+    problem = refusal(program, write_roots, what=f"the {label}")
     if problem is not None:
         return problem
     try:

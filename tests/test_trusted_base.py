@@ -328,3 +328,26 @@ def test_no_folder_above_a_trusted_path_can_be_moved_away(me: Me) -> None:
     assert r.returncode == 3, r.stdout + r.stderr
     assert not (me.home / "tools.old").exists(), r.stderr
     assert ran.read_text() == "notified\n", r.stderr
+
+
+def test_a_schedules_hook_in_its_folder_is_refused(me: Me) -> None:
+    """A schedule's own `--on-park` program inside the folder the schedule runs in (where its
+    sandboxed commands write) is refused, whichever folder `schedule run` is called from."""
+    ran = me.home / "hook-ran.txt"
+    project = me.home / "project"
+    project.mkdir()
+    hook = project / "notify.sh"
+    hook.write_text(f"#!/bin/sh\necho ran >> '{ran}'\n")
+    hook.chmod(0o755)
+    write = call("write_file", "w", path="note.txt", content="x")
+    model = me.model({"tool_calls": [write]}, {"text": "done"})
+    add = me.run(
+        "schedule", "add", "@hourly", "go", "--model", model, "--policy",
+        f"{me.policy}:classify", "--folder", str(project), "--on-park", str(hook),
+    )  # fmt: skip
+    assert add.returncode == 0, add.stderr
+    job = add.stdout.split()[1].rstrip(":")
+    r = me.run("schedule", "run", job)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert not ran.exists()
+    assert "a folder sandboxed programs may write" in r.stdout + r.stderr, r.stdout + r.stderr

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.app.parks.parks import park_outcomes
@@ -109,7 +110,7 @@ class Scheduler:
         hook = Hook.from_json(job.hook)
         if status == "parked" and park_id is not None and hook is not None:
             event = task_event("on_park", status, job.task, park_id, approval, None, job.id)
-            problem = fire(hook, event)
+            problem = fire(hook, event, task_folders=[Path(job.folder)])
             self.store.note_hook(run_id, problem or "delivered")
         done = Finished(job, run_id, status, park_id, text, error, problem)
         if self.on_finished is not None:
