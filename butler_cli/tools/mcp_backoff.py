@@ -13,18 +13,16 @@ again).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from butler_cli.core.errors import StorageError
-from butler_cli.store.files import read_no_follow, write_atomic
+from butler_cli.tools.mcp_cache import read_servers, write_servers
 
 BACKOFF_FILE = "mcp-failures.json"
-FORMAT = 1
 #: How long a failed start is remembered: short, so a server fixed without `mcp list` is
 #: tried again soon, long enough that a batch or a schedule does not wait on it every run.
 BACKOFF_S = 300.0
@@ -56,18 +54,11 @@ class FailedStarts:
     def __init__(self, home: Path, clock: Callable[[], float] = time.time) -> None:
         self.path = home / BACKOFF_FILE
         self.clock = clock
-        self._entries: dict[str, dict[str, object]] | None = None
+        self._entries: dict[str, Any] | None = None
 
-    def _load(self) -> dict[str, dict[str, object]]:
+    def _load(self) -> dict[str, Any]:
         if self._entries is None:
-            try:
-                data = json.loads(read_no_follow(self.path))
-                entries = data["servers"] if data.get("format") == FORMAT else {}
-                self._entries = {
-                    k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)
-                }
-            except (OSError, ValueError, TypeError, KeyError, AttributeError):
-                self._entries = {}  # missing, unreadable or malformed: nothing remembered
+            self._entries = read_servers(self.path)  # missing or malformed: nothing remembered
         return self._entries
 
     def current(self, name: str, key: str) -> FailedStart | None:
@@ -92,8 +83,5 @@ class FailedStarts:
         now = self.clock()
         for name, (key, why) in failed.items():
             entries[name] = {"key": key, "at": now, "why": why}
-        if json.dumps(entries, sort_keys=True) == before:
-            return
-        body = json.dumps({"format": FORMAT, "servers": entries}, indent=1, sort_keys=True)
-        with contextlib.suppress(StorageError, OSError):
-            write_atomic(self.path, body.encode())
+        if json.dumps(entries, sort_keys=True) != before:
+            write_servers(self.path, entries)

@@ -76,6 +76,25 @@ def _stamp(path: str) -> list[Any]:
     return [os.path.realpath(path), st.st_size, st.st_mtime_ns]
 
 
+def read_servers(path: Path) -> dict[str, Any]:
+    """A per-server file of the home (``{"format": 1, "servers": {NAME: entry}}``): its entries,
+    or none when it is missing, unreadable, malformed or of another format (it is rebuilt)."""
+    try:
+        data = json.loads(read_no_follow(path))
+        entries = data["servers"] if data.get("format") == FORMAT else {}
+        return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def write_servers(path: Path, entries: dict[str, Any]) -> None:
+    """Write such a file whole, atomically; a failed write is ignored (the next run, finding
+    the old file or none, lists or tries again)."""
+    body = json.dumps({"format": FORMAT, "servers": entries}, indent=1, sort_keys=True)
+    with contextlib.suppress(StorageError, OSError):
+        write_atomic(path, body.encode())
+
+
 class ToolCache:
     """The cache file: read once, written whole (atomically) when an entry changes."""
 
@@ -85,12 +104,7 @@ class ToolCache:
 
     def _load(self) -> dict[str, Any]:
         if self._entries is None:
-            try:
-                data = json.loads(read_no_follow(self.path))
-                entries = data["servers"] if data.get("format") == FORMAT else {}
-                self._entries = dict(entries) if isinstance(entries, dict) else {}
-            except (OSError, ValueError, TypeError, KeyError, AttributeError):
-                self._entries = {}  # missing, unreadable or malformed: listed afresh
+            self._entries = read_servers(self.path)  # missing or malformed: listed afresh
         return self._entries
 
     def get(self, name: str, key: str) -> Listing | None:
@@ -114,6 +128,4 @@ class ToolCache:
         if entries.get(name) == entry:
             return
         entries[name] = entry
-        body = json.dumps({"format": FORMAT, "servers": entries}, indent=1, sort_keys=True)
-        with contextlib.suppress(StorageError, OSError):
-            write_atomic(self.path, body.encode())
+        write_servers(self.path, entries)
