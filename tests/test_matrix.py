@@ -189,14 +189,29 @@ def test_a_chat_turn_is_answered_and_a_park_approved_by_reply(
 def test_approved_by_reaction_and_denied_with_a_note(
     room: Room, butler: Any, script: Any, workdir: Path
 ) -> None:
-    room.serve()
-    first = writer(butler, script, "yes.txt")
+    s = room.serve()
+    first = writer(butler, script, "yes.txt", "hi\x1b[2J\u202e")
+    shown = room.card(first).body
+    assert "\\u001b[2J<U+202E>" in shown and "\x1b" not in shown  # neutralised, not cropped
     room.person.react(room.id, room.card(first).id, "👍")
     closed = room.person.wait_for(
         lambda e: e.sender == room.butler_id and f"park {first}: approved" in e.body
     )
     assert closed.replying_to == room.card(first).id
     assert (workdir / "yes.txt").exists()
+
+    # decided in the inbox: the room sees the same state (its card is told, once)
+    inboxed = writer(butler, script, "inbox.txt")
+    card = room.card(inboxed)
+    status, said = s.decide(inboxed, "approve")
+    assert status == 200 and said["ok"], said
+    closed = room.person.wait_for(
+        lambda e: e.sender == room.butler_id and f"park {inboxed}: approved" in e.body
+    )
+    assert closed.replying_to == card.id
+    yes = room.person.say(room.id, "approve", reply_to=card.id)  # late, from the room
+    assert "already decided" in room.answer_to(yes).body
+    assert [d["park"] for d in decisions(room.home)].count(inboxed) == 1
 
     second = writer(butler, script, "no.txt")
     no = room.person.say(room.id, "deny not that file, please", reply_to=room.card(second).id)
@@ -267,6 +282,10 @@ def test_a_stranger_an_edit_and_a_replay_decide_nothing(
     room.stranger._run(room.stranger.client.set_displayname(room.person.user))
     room.stranger.say(room.id, "approve", reply_to=card.id)
     room.stranger.react(room.id, card.id, "👍")
+    # no word keeps an approval or reaches the policy: "always" is not a decision
+    for words in ("always allow here", "keep", "approve!always"):
+        said = room.person.say(room.id, words, reply_to=card.id)
+        assert "says approve, deny or each" in room.answer_to(said).body, words
     hmm = room.person.say(room.id, "hmm, let me think", reply_to=card.id)
     assert "says approve, deny or each" in room.answer_to(hmm).body
     room.person.edit(room.id, hmm, "approve", reply_to=card.id)  # an old message, edited
@@ -285,6 +304,8 @@ def test_a_stranger_an_edit_and_a_replay_decide_nothing(
     late = room.person.react(room.id, card.id, "👎")  # a late change of mind
     assert (workdir / "guarded.txt").read_text() == "hello"
     assert [d["park"] for d in decisions(room.home)] == [pid]
+    assert "kept" not in (room.home / "audit.jsonl").read_text()
+    assert butler("grants", "list").stdout.count("write_file") == 0
     assert re.search(r"already decided", room.answer_to(late).body)
 
 
@@ -305,3 +326,24 @@ def test_the_homeserver_restarted_mid_way(
     assert room.answer_to(ping).body == "pong"
     assert len(room.cards(pid)) == 1
     assert "retrying" in room.stop(s)
+
+
+def test_a_bad_state_file_or_a_missing_token_is_one_line(
+    butler: Any, butler_home: Path, workdir: Path
+) -> None:
+    """No homeserver needed: `serve` stops before it connects, in one line, nothing moved."""
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "config.toml").write_text(
+        '[matrix]\nhomeserver = "http://127.0.0.1:9"\nuser = "@b:localhost"\n'
+        'person = "@p:localhost"\nroom = "!r:localhost"\n'
+    )
+    ran = butler("serve", "--port", "0", "--no-scheduler")
+    assert ran.returncode == 2 and "BUTLER_MATRIX_TOKEN" in ran.stderr, ran.stderr
+    assert len(ran.stderr.strip().splitlines()) == 1 and "Traceback" not in ran.stderr
+    state = butler_home / "matrix/state.json"
+    state.parent.mkdir()
+    state.write_text('{"since": 5}')
+    ran = butler("serve", "--port", "0", "--no-scheduler", env={"BUTLER_MATRIX_TOKEN": "t0k"})
+    assert ran.returncode == 2 and "state.json is not the Matrix channel's state" in ran.stderr
+    assert len(ran.stderr.strip().splitlines()) == 1 and "Traceback" not in ran.stderr
+    assert state.read_text() == '{"since": 5}'  # left as it is
