@@ -112,3 +112,19 @@ def test_config_edit_opens_the_editor_and_reports_a_broken_file(butler, butler_h
     assert (butler_home / "config.toml").read_text().endswith("max_rounds = = 3\n")  # as written
     wrong = butler("config", "edit", env={**env, "APPEND": "", "EDITOR": "false"})
     assert wrong.returncode == 2 and "exited with 1" in wrong.stderr
+
+
+def test_the_sandbox_table_is_a_section_like_a_plug_ins(butler, butler_home) -> None:
+    """[sandbox] is read as a section of declared rows, as [smtp] is (issue 33): `config show`
+    lists its keys in effect — it did not before — and what `config set` writes reaches
+    `doctor` (and run_command) through that one section."""
+    shown = json.loads(butler("config", "show", "--json").stdout)
+    assert shown["sections"]["sandbox"] == {"network": True}  # the default, in effect
+    assert butler("config", "set", "sandbox.network", "false").returncode == 0
+    shown = json.loads(butler("config", "show", "--json").stdout)
+    assert shown["sections"]["sandbox"] == {"network": False}
+    doctor = json.loads(butler("doctor", "--json").stdout)
+    assert doctor["sandbox"]["network"] is False
+    (butler_home / "config.toml").write_text('[sandbox]\nnetwork = "no"\n', encoding="utf-8")
+    bad = butler("doctor")
+    assert bad.returncode == 2 and "sandbox.network must be true or false" in bad.stderr

@@ -34,13 +34,16 @@ class ToolContext:
     #: The plug-ins' config sections (``butler.settings``), by name: each key's value in
     #: effect (its variable, else the file, else its default). See :meth:`section`.
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    #: [sandbox] settings for programs the butler starts (``network``).
-    sandbox: Mapping[str, Any] = field(default_factory=dict)
     #: Where a sandboxed program may write: the task's folder and the named allowed roots.
     write_roots: Sequence[Path] = ()
     #: The programs the config names (hooks, ``$EDITOR``, MCP servers): read-only in the
     #: sandbox like the rest of the trusted base (:mod:`butler_cli.tools.trusted`).
     trusted: Sequence[Trusted] = ()
+
+    @property
+    def sandbox(self) -> Mapping[str, Any]:
+        """[sandbox] for programs the butler starts (``network``): the butler's own section."""
+        return self.section("sandbox")
 
     def section(self, name: str) -> Mapping[str, Any]:
         """The config section ``[name]`` a plug-in declared (an entry point in the

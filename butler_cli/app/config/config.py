@@ -47,8 +47,6 @@ class Config:
     #: [mcp.NAME]: command, args, env, governed (a list of globs, or true for the whole server),
     #: benign (globs of tools the server does not mark read-only that run without asking).
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: [sandbox] for run_command: network (true by default; false cuts it).
-    sandbox: dict[str, Any] = field(default_factory=dict)
     #: [aliases]: short names for model specs (fast = "openai:gpt-4o-mini"), for --model.
     aliases: dict[str, str] = field(default_factory=dict)
     #: [hooks]: on_park, on_done, on_error (an argv list or a URL) and timeout_s, checked
@@ -118,7 +116,6 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
         providers,
         checked.sections,
         checked.mcp,
-        checked.sandbox,
         checked.aliases,
         checked.hooks,
         path,

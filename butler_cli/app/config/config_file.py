@@ -17,6 +17,7 @@ from butler_cli.app.config.settings import (
     CORE_TABLES,
     DEFAULTS,
     ENV,
+    OWN_SECTIONS,
     TOP_KEYS,
     Setting,
     table_rows,
@@ -47,7 +48,6 @@ class Checked:
         "providers",
         "sections",
         "mcp",
-        "sandbox",
         "aliases",
         "hooks",
         "secret_names",
@@ -59,17 +59,16 @@ class Checked:
         providers: dict[str, dict[str, str]],
         sections: dict[str, dict[str, Any]],
         mcp: dict[str, dict[str, Any]],
-        sandbox: dict[str, Any],
         aliases: dict[str, str],
         hooks: dict[str, Any],
         secret_names: list[str],
     ) -> None:
         self.values = values
         self.providers = providers
-        #: Each plug-in section's values in effect (env > file > default), by section.
+        #: Each section's values in effect (env > file > default), by section: the butler's
+        #: own made of declared rows alone ([sandbox]), then the plug-ins'.
         self.sections = sections
         self.mcp = mcp
-        self.sandbox = sandbox
         self.aliases = aliases
         self.hooks = hooks
         #: The variables the plug-ins' sections name as holding a secret.
@@ -107,7 +106,6 @@ def check_config(
     providers: dict[str, dict[str, str]] = {}
     tables: dict[str, dict[str, Any]] = {}
     mcp: dict[str, dict[str, Any]] = {}
-    sandbox: dict[str, Any] = {}
     hooks: dict[str, Any] = {}
     for key, value in raw.items():
         if key == "providers":
@@ -131,8 +129,8 @@ def check_config(
             aliases = dict(value)
         elif key == "mcp":
             mcp = _mcp(value, path)
-        elif key == "sandbox":
-            sandbox = _table("sandbox", table_rows("sandbox"), value, path)
+        elif key in OWN_SECTIONS:
+            tables[key] = _table(key, table_rows(key), value, path)
         elif key == "hooks":
             hooks = _hooks(value, path)
         elif key in TOP_KEYS:
@@ -149,11 +147,12 @@ def check_config(
             raise _bad(path, f"unknown setting '{key}'; known: {', '.join(known)}")
     sections: dict[str, dict[str, Any]] = {}
     secret_names: list[str] = []
-    for name, rows in (declared or {}).items():
+    own = {name: table_rows(name) for name in OWN_SECTIONS}
+    for name, rows in {**own, **(declared or {})}.items():
         found = section_values(rows, tables.get(name, {}), str(path))
         sections[name] = {row.name: value for row, (value, _) in found.items()}
         secret_names += [v for row, (v, _) in found.items() if row.secret_name and v]
-    return Checked(values, providers, sections, mcp, sandbox, aliases, hooks, secret_names)
+    return Checked(values, providers, sections, mcp, aliases, hooks, secret_names)
 
 
 def section_values(

@@ -68,8 +68,15 @@ SETTINGS: tuple[Setting, ...] = (
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 #: The top-level keys, by type (the file check).
 TOP_KEYS: dict[str, type[Any]] = {s.key: s.kind for s in SETTINGS if s.table is None}
+
+
+#: The butler's own tables made of declared rows alone ([sandbox]): read like a plug-in's
+#: section (``Config.sections``, ``ToolContext.section``), so a new key is its row plus its use.
+OWN_SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.table for s in SETTINGS if s.table))
+
+
 #: The butler's own tables (a plug-in's section may not take one of these names).
-CORE_TABLES = ("providers", "aliases", "mcp", "sandbox", "hooks")
+CORE_TABLES = ("providers", "aliases", "mcp", "hooks", *OWN_SECTIONS)
 
 
 def table_rows(table: str) -> tuple[Setting, ...]:

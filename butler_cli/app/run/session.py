@@ -227,7 +227,6 @@ def equip(guard: Guard, memory: MemoryStore, *, mcp: bool = True) -> Equipment:
         list(guard.protected),
         roots_from(guard.cwd, settings.allowed_roots()),
         dict(settings.sections),
-        dict(settings.sandbox),
         write_roots_from(guard.cwd, settings.allowed_roots()),
         tuple(trusted_files(settings, guard.cwd)),
     )

@@ -26,7 +26,7 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
     # the guard a run builds: what doctor says is hidden is what a run hides
     guard = open_guard(config, opts, home, Path.cwd())
     sandbox = detect_sandbox()
-    network = bool(config.sandbox.get("network", True))
+    network = bool(config.sections["sandbox"]["network"])
     policy = opts.policy or DEFAULT_POLICY
     policy_file = guard.policy_file
     if policy_file is None and policy == "tiered":
