@@ -351,3 +351,28 @@ def test_a_schedules_hook_in_its_folder_is_refused(me: Me) -> None:
     assert r.returncode == 3, r.stdout + r.stderr
     assert not ran.exists()
     assert "a folder sandboxed programs may write" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_an_editor_or_mcp_server_others_can_change_is_refused(me: Me) -> None:
+    """`$EDITOR` (`butler config edit`) and an MCP server's program run with the person's
+    rights: one writable by others is refused with one line before it starts."""
+    ran = me.home / "ran.txt"
+    editor = me.home / "bin" / "myeditor"
+    editor.parent.mkdir()
+    editor.write_text(f"#!/bin/sh\necho ran >> '{ran}'\n")
+    editor.chmod(0o777)
+    r = me.run("config", "edit", env={"EDITOR": str(editor)})
+    assert r.returncode != 0 and not ran.exists(), r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "refusing to run the editor" in lines[0], r.stderr
+    assert "writable by others" in lines[0] and "Traceback" not in r.stderr
+    server = me.home / "mcp" / "server.py"
+    server.parent.mkdir()
+    server.write_text("#!/bin/sh\nexit 0\n")
+    server.chmod(0o755)
+    server.parent.chmod(0o777)  # a folder above it writable by others
+    me.config.write_text(f"[mcp.mine]\ncommand = {json.dumps(str(server))}\nsandbox = false\n")
+    r = me.run("mcp", "list")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "refusing to run the MCP server" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "writable by others (mode 777)" in r.stdout + r.stderr

@@ -198,7 +198,7 @@ def _transport(server: McpServer, log: TextIO, confined: Confinement) -> Any:
     program = shutil.which(server.command, path=env.get("PATH"))
     if program is None:
         raise FileNotFoundError(2, "No such file or directory (or not on PATH)", server.command)
-    problem = refusal(program, [] if server.sandbox else confined.writable, "MCP server")
+    problem = refusal(program, [] if server.sandbox else confined.writable, "the MCP server")
     if problem is not None:
         raise Untrusted(problem)
     argv = [program, *server.args]
