@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from butler_cli.core.patterns import arg_matches
@@ -43,6 +43,11 @@ class Grant:
         return bool(self.patterns) and all(
             arg_matches(p, key, judged, since=self.since) for key, p in self.patterns
         )
+
+    def same_scope(self, other: Grant) -> bool:
+        """Whether ``other`` allows what this grant allows: the same tool, arguments or
+        patterns — when each was made (``since``) is not part of what it allows."""
+        return replace(self, since=None) == replace(other, since=None)
 
     def scope_keys(self) -> str:
         """The argument names a widened grant covers, comma-separated (no patterns, no values)."""

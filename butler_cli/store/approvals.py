@@ -123,9 +123,9 @@ def keep(home: Path, kept: KeptApproval) -> tuple[int, bool]:
     import tomlkit
 
     with _locked(home):
-        same = (kept.folder, kept.grant, kept.sandboxed)
         for held in load_kept(home):  # the same one kept twice (two tabs, a second click)
-            if (held.folder, held.grant, held.sandboxed) == same:
+            same = (held.folder, held.sandboxed) == (kept.folder, kept.sandboxed)
+            if same and held.grant.same_scope(kept.grant):
                 return held.number, False
         doc = _document(home)
         table = tomlkit.table()
