@@ -7,11 +7,10 @@ from dataclasses import asdict
 import typer
 
 from butler_cli.app.config.config import config_path, load_config
-from butler_cli.app.run.mcp_servers import mcp_states
+from butler_cli.app.run.mcp_servers import REMEMBERED_FAILURE_S, mcp_states
 from butler_cli.cli import render
 from butler_cli.cli.options import Json
 from butler_cli.core.errors import ExitCode
-from butler_cli.tools.mcp_backoff import BACKOFF_S
 from butler_cli.ui.text import visible
 
 app = typer.Typer(
@@ -57,8 +56,8 @@ def list_(json_out: Json = False) -> None:
                 print(
                     visible(
                         f"  runs go on without it until {s.retry_after} (a failed start is "
-                        f"remembered for {BACKOFF_S / 60:g} min); `butler mcp list` tries it "
-                        "at once"
+                        f"remembered for {REMEMBERED_FAILURE_S / 60:g} min); `butler mcp list` "
+                        "tries it at once"
                     )
                 )
             for t in s.tools:

@@ -14,8 +14,12 @@ from typing import TYPE_CHECKING
 from butler_cli.app.run.protected import protected_paths, trusted_files
 from butler_cli.store.files import butler_home
 from butler_cli.tools.mcp import hub_tools, mcp_toolsets, servers_from, shared_hub
+from butler_cli.tools.mcp_backoff import BACKOFF_S
 from butler_cli.tools.mcp_hub import SEP, McpHub, McpUnavailable
 from butler_cli.tools.paths import write_roots_from
+
+#: How long a failed start is remembered (seconds): `butler mcp list` says so.
+REMEMBERED_FAILURE_S = BACKOFF_S
 
 if TYPE_CHECKING:
     from butler_cli.app.config.config import Config
