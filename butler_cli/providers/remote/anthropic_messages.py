@@ -167,9 +167,7 @@ class _Calls:
         calls: list[_Call] = []
         for call in self.calls:
             last = calls[-1] if calls else None
-            # a block that brought no arguments at all (LiteLLM's last) is no whole call
-            own = "".join(call.pieces) or (json.dumps(call.wholes[0]) if call.wholes else "")
-            if last is not None and continues_call(last.id, call.id, own):
+            if last is not None and continues_call(last.id, call.id, call.text()):
                 for name in call.names:
                     last.block(name, None)
                 last.pieces += call.pieces
