@@ -45,12 +45,14 @@ def list_(json_out: Json = False) -> None:
         return
     if not kept:
         print("No kept approvals.")
-        return
     for k in kept:
         print(visible(f"{k.number}. {k.grant.describe()}"))
         kept_at = f" · kept {k.granted_at}" if k.granted_at else ""
         only = " · only while sandboxed" if k.sandboxed else ""
         print(visible(f"   in {k.folder}{kept_at}{only}"))
+    # a session grant lives in its chat's memory alone: another process cannot list it
+    print("Session grants (s/w in a chat) last as long as that chat; /grants there lists them")
+    print("beside the approvals kept for its folder.")
 
 
 @app.command("revoke")
