@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from conftest import call
 from serve_support import eventually
 from test_inbox_browser import WAIT_MS, browser, park, served  # noqa: F401 - the fixtures
+from test_pending_view import park_two
 
 
 def open_page(chromium: Any, inbox: Any, width: int = 1100, height: int = 900) -> Any:
@@ -35,25 +35,15 @@ def test_decide_as_marked_waits_for_a_mark(
 ) -> None:
     """With nothing marked, "Decide as marked" would deny every action at once, with no
     undo: it is disabled until a call is marked."""
-    model = script(
-        {
-            "tool_calls": [
-                call("write_file", "a", path="a.txt", content="a"),
-                call("write_file", "b", path="b.txt", content="b"),
-            ]
-        },
-        {"text": "ok"},
-    )
-    ran = butler("run", "--model", model, "two files", "--json")
-    pid = json.loads(ran.stdout)["park_id"]
+    pid = park_two(butler, script, workdir)  # a.txt and b.txt in one round
     page = open_page(browser, served)
     each = page.locator(f"#park-{pid} button.each")
     assert each.is_disabled()
-    page.locator(f"#park-{pid} section.call[data-call='a'] input[value='approve']").check()
+    page.locator(f"#park-{pid} section.call[data-call='w1'] input[value='approve']").check()
     assert each.is_enabled()
     each.click()
     page.locator("#flash .ok", has_text=f"park {pid} decided").wait_for()
-    eventually(lambda: (workdir / "a.txt").exists())
+    eventually(lambda: (workdir / "a.txt").read_text() == "new\n")
     assert not (workdir / "b.txt").exists()  # unmarked: denied (R1)
     page.context.close()
 
