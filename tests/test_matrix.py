@@ -9,6 +9,7 @@ its own."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -30,7 +31,8 @@ CARD = "🛎 butler: waiting for your decision"
 
 @pytest.fixture(scope="session")
 def synapse(tmp_path_factory: pytest.TempPathFactory) -> Synapse:
-    return shared_synapse(tmp_path_factory.getbasetemp().parent)
+    base = tmp_path_factory.getbasetemp()  # the workers' folders share their parent
+    return shared_synapse(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
 
 
 @dataclass

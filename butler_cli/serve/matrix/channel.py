@@ -164,6 +164,9 @@ class Channel:
                     self.say(f"matrix: {what} failed ({_why(exc)}); retrying")
             except ButlerError as exc:
                 self.say(f"matrix: {exc.message}")
+            except Exception as exc:  # a bug or an event no one foresaw: said, the room goes on
+                # (the event that raised is already taken: the retry does not meet it again)
+                self.say(f"matrix: {what} failed: {type(exc).__name__}: {_why(exc)}; retrying")
             else:
                 if self._down:
                     self._down = False
