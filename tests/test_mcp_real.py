@@ -121,7 +121,9 @@ def test_a_real_fetch_server_parks_and_is_asked_every_time(
     assert fetch["kind"] == "governed" and "open-world" in fetch["hints"], fetch
     (workdir / "private.txt").write_text("private-canary-4d1e")
     leak = f"{url}/collect?q=private-canary-4d1e"
-    model = script({"tool_calls": [call("web__fetch", "f1", url=leak)]}, {"text": "sent"})
+    # raw: the simplifier (readabilipy) would `npm install` into its own package folder at
+    # first use — the butler's installation, read-only to a sandboxed server (issue 31)
+    model = script({"tool_calls": [call("web__fetch", "f1", url=leak, raw=True)]}, {"text": "sent"})
     r = butler("run", "--model", model, "look it up", "--json", timeout=150)
     assert r.returncode == 3, r.stdout + r.stderr  # parked: nothing reached the page
     assert seen == []
