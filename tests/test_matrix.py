@@ -254,6 +254,8 @@ def test_a_decision_sent_while_serve_is_stopped_is_taken_once(
     assert json.loads(before)["announced"][pid]["events"] == [card.id]
 
     yes = room.person.say(room.id, "yes", reply_to=card.id)  # while nobody listens
+    for n in range(70):  # more than one sync's batch: the room is read back to find it
+        room.stranger.say(room.id, f"chatter {n}")
     room.serve(BUTLER_MODEL=model)
     assert "approved" in room.answer_to(yes).body
     assert (workdir / "later.txt").read_text() == "once\n"
@@ -271,6 +273,8 @@ def test_a_decision_sent_while_serve_is_stopped_is_taken_once(
     assert len(room.answers_to(yes)) == 1
     assert (workdir / "later.txt").read_text() == "once\n"
     assert [d["park"] for d in decisions(room.home)] == [pid]
+    audit = (room.home / "audit.jsonl").read_text()
+    assert audit.count('"matrix":"ignored"') == 70  # each of the stranger's, once
 
 
 def test_a_stranger_an_edit_and_a_replay_decide_nothing(

@@ -214,20 +214,21 @@ class Channel:
             if joined is not None:
                 events = [_Ev.of(e.source) for e in joined.timeline.events]
                 if joined.timeline.limited and joined.timeline.prev_batch:
-                    events = [*await self._read_back(joined.timeline.prev_batch), *events]
+                    gap = await self._read_back(joined.timeline.prev_batch, self.state.since)
+                    events = [*gap, *events]
                 for ev in events:
                     if ev is not None:
                         await self._event(ev)
         self.state.since = got.next_batch
         await self._save()
 
-    async def _read_back(self, token: str) -> list[_Ev | None]:
-        """The events a cut-short batch left out, oldest first, back to the first one already
-        acted on."""
+    async def _read_back(self, token: str, since: str | None) -> list[_Ev | None]:
+        """The events a cut-short batch left out, oldest first: back to the last token read
+        (``since``), or to the first event already acted on."""
         found: list[_Ev | None] = []
         for _ in range(BACKFILL_PAGES):
             page = await self.client.room_messages(
-                self.settings.room, token, direction=MessageDirection.back, limit=100
+                self.settings.room, token, since, direction=MessageDirection.back, limit=100
             )
             if not isinstance(page, RoomMessagesResponse):
                 raise _Refused(f"reading the room's history: {page.message}")
@@ -243,11 +244,11 @@ class Channel:
         s = self.settings
         if ev.sender == s.user or ev.type not in ("m.room.message", "m.reaction"):
             return  # its own messages; state, redactions and the rest decide nothing
+        if not self.state.take(ev.id):
+            return  # delivered again: acted on (or audited) already
         if ev.sender != s.person:
             self._ignored(ev, "not the configured person")
             return
-        if not self.state.take(ev.id):
-            return  # delivered again: acted on already
         rel = ev.relation
         if rel.get("rel_type") == "m.replace" or "m.new_content" in ev.content:
             self._ignored(ev, "an edit decides nothing")
