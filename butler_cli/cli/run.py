@@ -77,15 +77,15 @@ def run(
             name = "standard input" if item.source == "stdin" else item.source
             render.warn(f"{name} {item.cut_note()}; the model sees only the first part")
     printer = Printer(fmt, started, len(all_tasks), _described(attachments))
-    prompt = None
+    prompt, images = None, []
     if attachments:
-        from butler_cli.app.chat.attach import prompter
+        from butler_cli.app.chat.attach import image_blocks, prompter
 
-        prompt = prompter(attachments)
+        prompt, images = prompter(attachments), image_blocks(attachments)
     reports = []
     continuing = (continue_last or conversation is not None, conversation)
     try:
-        for rep in run_tasks(all_tasks, opts, printer.observer_for, prompt, continuing):
+        for rep in run_tasks(all_tasks, opts, printer.observer_for, prompt, continuing, images):
             printer.report(rep)
             reports.append(rep)
     except KeyboardInterrupt:

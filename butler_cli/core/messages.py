@@ -63,7 +63,46 @@ class ToolResultBlock:
         }
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock
+#: The image types a model is sent (known by their first bytes, never by a file's name).
+ImageType = Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+_IMAGE_TYPES: frozenset[str] = frozenset(get_args(ImageType))
+#: An image past this many bytes is refused, not sent (Anthropic's cap for one image).
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImageBlock:
+    """An image the person attached, sent as an image (never its bytes as text): ``data`` is
+    its base64. The JSON is Anthropic's own ``image`` block; other providers map it."""
+
+    type: Literal["image"] = field(default="image", init=False)
+    media_type: ImageType
+    data: str
+
+    def to_dict(self) -> dict[str, Any]:
+        source = {"type": "base64", "media_type": self.media_type, "data": self.data}
+        return {"type": "image", "source": source}
+
+    @property
+    def data_url(self) -> str:
+        """The image as a ``data:`` URL (what Chat Completions' ``image_url`` takes)."""
+        return f"data:{self.media_type};base64,{self.data}"
+
+
+def image_type(head: bytes) -> ImageType | None:
+    """The image type ``head`` (a file's first bytes) is, by its magic bytes; else None."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,6 +124,10 @@ class Message:
     @property
     def tool_calls(self) -> list[ToolUseBlock]:
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    @property
+    def images(self) -> list[ImageBlock]:
+        return [b for b in self.content if isinstance(b, ImageBlock)]
 
     def to_dict(self) -> dict[str, Any]:
         """The message as JSON: the shape park files, saved conversations and ``--json``
@@ -156,7 +199,7 @@ def model_call(call_id: object, name: object, arguments: object) -> ToolUseBlock
 
 def _block(raw: object) -> Block:
     if not isinstance(raw, dict):
-        if isinstance(raw, TextBlock | ToolUseBlock | ToolResultBlock):
+        if isinstance(raw, TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock):
             return raw
         raise ValueError(f"expected a JSON object, not {type(raw).__name__}")
     kind = raw.get("type")
@@ -169,6 +212,8 @@ def _block(raw: object) -> Block:
         return _tool_use(raw)
     if kind == "tool_result":
         return _tool_result(raw)
+    if kind == "image":
+        return _image(raw)
     raise ValueError(f"unknown block type {kind!r}")
 
 
@@ -200,6 +245,18 @@ def _tool_result(data: dict[str, Any]) -> ToolResultBlock:
     if outcome not in _OUTCOMES:
         raise ValueError(f"'outcome' must be one of {', '.join(sorted(_OUTCOMES))}")
     return ToolResultBlock(tool_use_id=call_id, content=content, is_error=is_error, outcome=outcome)
+
+
+def _image(data: dict[str, Any]) -> ImageBlock:
+    source = data.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        raise ValueError("'source' must be an object of type 'base64'")
+    media_type, encoded = source.get("media_type"), source.get("data")
+    if media_type not in _IMAGE_TYPES:
+        raise ValueError(f"'media_type' must be one of {', '.join(sorted(_IMAGE_TYPES))}")
+    if not isinstance(encoded, str):
+        raise _not_text(source, "data")
+    return ImageBlock(media_type=media_type, data=encoded)
 
 
 def error_result(call_id: str, message: str, outcome: ToolOutcome = "failed") -> ToolResultBlock:

@@ -144,6 +144,10 @@ class ScriptedProvider:
         return cls(path, script)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
+        if request.messages and request.messages[-1].images:
+            raise ModelError(
+                "the scripted model does not take images; nothing was sent", code="no_images"
+            )
         k = self._assistant_turns(request.messages)
         if k >= len(self._responses):
             raise ModelError(

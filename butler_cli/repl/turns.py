@@ -28,6 +28,7 @@ from butler_cli.app.run.report import TaskReport
 from butler_cli.core.errors import ButlerError
 from butler_cli.core.grants import GrantBook
 from butler_cli.core.loop import CUT_MARKER
+from butler_cli.core.messages import ImageBlock
 from butler_cli.repl import approval
 from butler_cli.repl.comforts import AttachRefused, Tally, attach, turn_usage
 from butler_cli.repl.commands import dispatch
@@ -143,18 +144,21 @@ class Chat:
 
     def turn(self, text: str) -> None:
         try:
-            prompt = attach(self, text)
+            prompt, images = attach(self, text)
         except AttachRefused as exc:
             self.console.out(f"{exc} — nothing was sent", highlight=False)
             return
-        self.send(text, prompt if prompt != text else None)
+        self.send(text, prompt if prompt != text else None, images)
 
-    def send(self, text: str, prompt: str | None = None) -> None:
+    def send(
+        self, text: str, prompt: str | None = None, images: list[ImageBlock] | None = None
+    ) -> None:
         """Send one turn and show what came of it: ``text`` as typed (the task a park, a
-        title and a hook see), ``prompt`` what the model is sent when files are attached."""
+        title and a hook see), ``prompt`` what the model is sent when files are attached,
+        ``images`` the attached images (sent as images)."""
         conversation = self.conversation
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
-        self._shown(lambda: conversation.send(text, self.ask, self.progress, prompt))
+        self._shown(lambda: conversation.send(text, self.ask, self.progress, prompt, images or []))
 
     def _shown(self, work: Callable[[], TaskReport]) -> None:
         """Run a turn (or a resume) and render its report; Ctrl-C says what was cut short, a

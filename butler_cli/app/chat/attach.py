@@ -8,6 +8,7 @@ cannot close its block early and pass itself off as the person's words.
 
 from __future__ import annotations
 
+import base64
 import codecs
 import json
 import os
@@ -18,6 +19,7 @@ from typing import BinaryIO
 
 from butler_cli.app.chat.piped import may_be_piped
 from butler_cli.core.errors import UsageError
+from butler_cli.core.messages import MAX_IMAGE_BYTES, ImageBlock, ImageType, image_type
 from butler_cli.store.ids import token_hex
 
 MAX_ATTACHMENT_BYTES = 64 * 1024
@@ -34,6 +36,7 @@ class Attachment:
     kept: int  # bytes of the source kept
     cut: bool  # the source went on past what was kept
     size: int | None = None  # bytes in the source, when known (a file; not a pipe)
+    image: ImageBlock | None = None  # an image (PNG, JPEG, GIF, WebP): sent as one, no text
 
     def cut_note(self) -> str:
         whole = f" of {self.size:,}" if self.size is not None else ""
@@ -50,9 +53,12 @@ def read_attachment(stream: BinaryIO, source: str, limit: int = MAX_ATTACHMENT_B
         if not chunk:
             break
         head += chunk
+    named = "standard input" if source == STDIN else source
+    kind = image_type(head)
+    if kind is not None:
+        return _image(stream, head, named, source, kind)
     cut = len(head) > limit
     head = head[:limit]
-    named = "standard input" if source == STDIN else source
     if b"\0" in head:
         raise UsageError(f"{named} looks binary (it holds NUL bytes); attach text only")
     try:  # a cut may fall inside a character: the incomplete tail is dropped, not refused
@@ -67,6 +73,27 @@ def read_attachment(stream: BinaryIO, source: str, limit: int = MAX_ATTACHMENT_B
     except (OSError, ValueError, AttributeError):
         pass
     return Attachment(source, text, len(text.encode("utf-8")), cut, size)
+
+
+def _image(stream: BinaryIO, head: bytes, named: str, source: str, kind: ImageType) -> Attachment:
+    """The rest of an image whose first bytes are ``head``, read whole up to
+    :data:`MAX_IMAGE_BYTES` (an image is never cut: one past the cap is a usage error)."""
+    while len(head) <= MAX_IMAGE_BYTES:
+        chunk = stream.read(min(_CHUNK * 16, MAX_IMAGE_BYTES + 1 - len(head)))
+        if not chunk:
+            break
+        head += chunk
+    if len(head) > MAX_IMAGE_BYTES:
+        raise UsageError(
+            f"{named} is an image past {MAX_IMAGE_BYTES // (1024 * 1024)} MB; not attached"
+        )
+    block = ImageBlock(media_type=kind, data=base64.b64encode(head).decode("ascii"))
+    return Attachment(source, "", len(head), False, len(head), block)
+
+
+def image_blocks(attachments: list[Attachment]) -> list[ImageBlock]:
+    """The images among ``attachments``, in order: each is sent as an image of its own."""
+    return [a.image for a in attachments if a.image is not None]
 
 
 def piped_stdin(stdin: BinaryIO | None) -> Attachment | None:
@@ -115,6 +142,12 @@ def compose(task: str, attachments: list[Attachment], token: str | None = None) 
     ]
     for item in attachments:
         name = json.dumps(item.source, ensure_ascii=False)
+        if item.image is not None:
+            parts.append(
+                f"----- image {name} ({item.kept:,} bytes, {item.image.media_type}): "
+                f"sent as an image after this text [{token}]"
+            )
+            continue
         note = f"[butler: {item.cut_note()}; the rest was not read]\n" if item.cut else ""
         body = item.text if item.text.endswith("\n") or not item.text else item.text + "\n"
         size = f" ({item.size:,} bytes)" if item.size is not None else ""

@@ -8,7 +8,7 @@ decided again; the session's own butler continues the task (one butler per sessi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ from butler_cli.app.run.butler import Butler
 from butler_cli.app.run.report import TaskReport
 from butler_cli.core.grants import GrantBook, KeptApproval
 from butler_cli.core.loop import LoopObserver
-from butler_cli.core.messages import Message
+from butler_cli.core.messages import ImageBlock, Message
 from butler_cli.core.notices import notice
 from butler_cli.memory.capture import Consolidated, consolidate, due
 from butler_cli.store.conversations import Record
@@ -81,6 +81,7 @@ class Conversation:
         ask: Ask,
         observer: LoopObserver | None = None,
         prompt: str | None = None,
+        images: Sequence[ImageBlock] = (),
     ) -> TaskReport:
         """One user turn: run it, and decide every park it makes until it ends or waits. The
         turn joins the saved conversation; a parked one is linked to its park, and deciding it
@@ -89,20 +90,30 @@ class Conversation:
         refuses the request as too long teaches the window, and the turn runs once more.
         ``text`` is what the person typed (a park's task, a title, a hook event); ``prompt``,
         when files are attached, what the model is sent: attachments live in the
-        conversation only."""
+        conversation only; ``images`` go with it, as images."""
         if self.id is None:
             self.id = convs.begin(self.butler, "chat", text)
         sent = text if prompt is None else prompt
         self._fit(sent)
         base = len(self.messages)
         report = self.butler.run_task(
-            text, observer, history=self.messages, prompt=prompt, conversation=self.id
+            text,
+            observer,
+            history=self.messages,
+            prompt=prompt,
+            conversation=self.id,
+            images=images,
         )
         why = self._too_long(report, sent)
         if why is not None and self.compact(why):
             base = len(self.messages)
             report = self.butler.run_task(
-                text, observer, history=self.messages, prompt=prompt, conversation=self.id
+                text,
+                observer,
+                history=self.messages,
+                prompt=prompt,
+                conversation=self.id,
+                images=images,
             )
         convs.record_turn(self.butler, self.id, report, base)
         report = self.answer_parks(report, ask, observer)

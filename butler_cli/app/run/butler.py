@@ -31,7 +31,7 @@ from butler_cli.core.loop import (
     continue_after_decision,
     run_loop,
 )
-from butler_cli.core.messages import Message
+from butler_cli.core.messages import ImageBlock, Message, TextBlock
 from butler_cli.core.notices import notice
 from butler_cli.core.provider import ModelRequest, Provider
 from butler_cli.memory.capture import actions_done, capture_turn
@@ -283,16 +283,18 @@ class Butler:
         history: Sequence[Message] = (),
         prompt: str | None = None,
         conversation: str | None = None,
+        images: Sequence[ImageBlock] = (),
     ) -> TaskReport:
         """Run one task; ``history`` is the conversation so far (chat), empty for `run`.
         ``prompt`` is what the model is sent for it when that is more than the task's words
         (attached context); the park and the report keep the task as the person typed it.
-        ``conversation`` (its id in the store) is what the [hooks] are told it belongs to."""
+        ``conversation`` (its id in the store) is what the [hooks] are told it belongs to;
+        ``images`` (attached) go in the same user message, after its text."""
         self._tell_mcp_failures()
         outcome = run_loop(
             self.model(),
             self.toolbox,
-            [*history, Message.user_text(task if prompt is None else prompt)],
+            [*history, _user(task if prompt is None else prompt, images)],
             self.config,
             self._park_sink(task, None),
             self._observers(observer),
@@ -431,3 +433,8 @@ class Butler:
             f"{what}: stopped by you; it may have partly run. Park {state.id} is finished and "
             "will not be continued"
         )
+
+
+def _user(text: str, images: Sequence[ImageBlock]) -> Message:
+    """The person's turn: the text, then each attached image."""
+    return Message(role="user", content=[TextBlock(text=text), *images])

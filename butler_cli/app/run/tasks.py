@@ -9,7 +9,7 @@ from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.run.butler import Butler, ObserverFactory
 from butler_cli.app.run.report import TaskReport
-from butler_cli.core.messages import Message
+from butler_cli.core.messages import ImageBlock, Message
 from butler_cli.core.notices import notice
 from butler_cli.memory.capture import Consolidated, consolidate
 
@@ -20,12 +20,13 @@ def run_tasks(
     observer_for: ObserverFactory | None = None,
     prompt_for: Callable[[str], str] | None = None,
     continuing: tuple[bool, str | None] = (False, None),
+    images: Sequence[ImageBlock] = (),
 ) -> Iterator[TaskReport]:
     """Build once (a bad model or policy fails before any task), then run each task in order,
     each its own conversation; ``prompt_for`` turns a task into what the model is sent (the
     task with its context). ``continuing`` (`run -c` / `--conversation ID`, one task): the
     task is the next turn of that saved conversation (this folder's last one for ``(True,
-    None)``), its earlier turns sent with it."""
+    None)``), its earlier turns sent with it. ``images`` (attached) go with each task."""
     with Butler.build(opts) as butler:
         for i, task in enumerate(tasks):
             history: list[Message] = []
@@ -43,7 +44,7 @@ def run_tasks(
             prompt = prompt_for(task) if prompt_for is not None else None
             try:
                 report = butler.run_task(
-                    task, observer, history=history, prompt=prompt, conversation=cid
+                    task, observer, history=history, prompt=prompt, conversation=cid, images=images
                 )
             except KeyboardInterrupt:
                 convs.interrupted(butler, cid)  # then the command says so and exits 130

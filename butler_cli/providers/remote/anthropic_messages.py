@@ -47,6 +47,7 @@ WIRE_FIELDS = {
     "text": ("type", "text"),
     "tool_use": ("type", "id", "name", "input"),
     "tool_result": ("type", "tool_use_id", "content", "is_error"),
+    "image": ("type", "source"),
 }
 _STOP: dict[str, StopReason] = {
     "tool_use": "tool_use",

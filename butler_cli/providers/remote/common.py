@@ -301,6 +301,11 @@ def _mapped(exc: BaseException, endpoint: Endpoint) -> ModelError:
             f"the conversation is too long for '{endpoint.model}' ({detail})",
             code="context_too_long",
         )
+    if status == 400 and "image" in detail.lower():
+        return ModelError(
+            f"'{endpoint.model}' at {endpoint.where} does not take this image ({detail})",
+            code="no_images",
+        )
     if getattr(exc, "_butler_started", False):
         return ModelError(
             f"{endpoint.provider} stopped mid-answer ({detail}); not retried", code="interrupted"

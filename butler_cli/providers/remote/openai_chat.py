@@ -73,7 +73,7 @@ def _message(message: Message) -> list[dict[str, Any]]:
         return [out]
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     texts = [b.text for b in message.content if isinstance(b, TextBlock)]
-    wire = [
+    wire: list[dict[str, Any]] = [
         {
             "role": "tool",
             "tool_call_id": r.tool_use_id,
@@ -82,7 +82,12 @@ def _message(message: Message) -> list[dict[str, Any]]:
         }
         for r in results
     ]
-    if texts:
+    images = message.images
+    if images:  # content parts: the text, then each image as a data: URL
+        parts: list[dict[str, Any]] = [{"type": "text", "text": "".join(texts)}] if texts else []
+        parts += [{"type": "image_url", "image_url": {"url": i.data_url}} for i in images]
+        wire.append({"role": "user", "content": parts})
+    elif texts:
         wire.append({"role": "user", "content": "".join(texts)})
     return wire
 
