@@ -8,17 +8,16 @@ the block early; only its path (neutralised) is shown on the screen.
 
 from __future__ import annotations
 
-import base64
 import os
 import re
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from butler_cli.core.errors import ButlerError
-from butler_cli.core.messages import MAX_IMAGE_BYTES, ImageBlock, ToolUseBlock, image_type
-from butler_cli.store.files import read_regular
-from butler_cli.tools.files import READ_CAP
+from butler_cli.app.chat.attach import CUT_NOTE as _CUT
+from butler_cli.app.chat.attach import judged_image
+from butler_cli.core.errors import ButlerError, UsageError
+from butler_cli.core.messages import ImageBlock, ToolUseBlock
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.text import visible
 
@@ -147,8 +146,6 @@ def _existing(chat: Chat, word: str) -> str | None:
     return None
 
 
-#: How read_file says it read only the start of a file.
-_CUT = "\n[butler: cut at "
 #: How an image file's first bytes read once decoded as UTF-8 with replacement (read_file's
 #: decoding): PNG, JPEG, GIF, WebP.
 _IMAGE_HEADS = ("\ufffdPNG\r\n\x1a\n", "\ufffd\ufffd\ufffd", "GIF87a", "GIF89a")
@@ -166,26 +163,6 @@ def _not_text(content: str) -> str | None:
     if body.startswith(_IMAGE_HEADS) or (body[:4] == "RIFF" and body[8:12] == "WEBP"):
         return "an image"
     return "a binary file (not UTF-8 text)"
-
-
-def _image(chat: Chat, path: str, judged: str) -> ImageBlock:
-    """The image at ``path`` that ``read_file`` just read and judged (``judged`` is what it
-    read): its bytes, read again without following a link, must be those it read — else it
-    changed in between and nothing is sent. PNG, JPEG, GIF or WebP, up to the size cap."""
-    where = os.path.join(str(chat.butler.cwd), os.path.expanduser(path))
-    refused = f"@{visible(path)} not attached: "
-    try:
-        if os.stat(where).st_size > MAX_IMAGE_BYTES:
-            raise AttachRefused(refused + f"an image past {MAX_IMAGE_BYTES // 2**20} MB")
-        data = read_regular(where)
-    except OSError as exc:
-        raise AttachRefused(refused + str(exc.strerror or exc)) from None
-    if data[:READ_CAP].decode("utf-8", errors="replace") != judged.partition(_CUT)[0]:
-        raise AttachRefused(refused + "it changed while it was read")
-    kind = image_type(data)
-    if kind is None or len(data) > MAX_IMAGE_BYTES:
-        raise AttachRefused(refused + "it is a binary file (not UTF-8 text) or a large image")
-    return ImageBlock(media_type=kind, data=base64.b64encode(data).decode("ascii"))
 
 
 def attach(chat: Chat, text: str) -> tuple[str, list[ImageBlock]]:
@@ -214,7 +191,10 @@ def attach(chat: Chat, text: str) -> tuple[str, list[ImageBlock]]:
         content = result.content
         kind = _not_text(content)
         if kind == "an image":
-            images.append(_image(chat, path, content))
+            try:
+                images.append(judged_image(str(chat.butler.cwd), path, content))
+            except UsageError as exc:
+                raise AttachRefused(f"@{visible(path)} not attached: {exc.message}") from None
             chat.console.out(f"attached @{visible(path)} (an image)", highlight=False)
             continue
         if kind is not None:  # read_file decodes what is not UTF-8 as U+FFFD: never sent as text

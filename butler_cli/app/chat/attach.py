@@ -20,7 +20,9 @@ from typing import BinaryIO
 from butler_cli.app.chat.piped import may_be_piped
 from butler_cli.core.errors import UsageError
 from butler_cli.core.messages import MAX_IMAGE_BYTES, ImageBlock, ImageType, image_type
+from butler_cli.store.files import read_regular
 from butler_cli.store.ids import token_hex
+from butler_cli.tools.files import READ_CAP
 
 MAX_ATTACHMENT_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
@@ -89,6 +91,30 @@ def _image(stream: BinaryIO, head: bytes, named: str, source: str, kind: ImageTy
         )
     block = ImageBlock(media_type=kind, data=base64.b64encode(head).decode("ascii"))
     return Attachment(source, "", len(head), False, len(head), block)
+
+
+#: How ``read_file`` says it read only the start of a file.
+CUT_NOTE = "\n[butler: cut at "
+
+
+def judged_image(cwd: str, path: str, judged: str) -> ImageBlock:
+    """The chat's ``@path`` image that ``read_file`` just read and judged (allowed roots,
+    never the butler's own files); ``judged`` is what it read. The bytes, read again without
+    following a link, must be those it read — else it changed in between. A usage error
+    (one line) when not, or when it is no image or past :data:`MAX_IMAGE_BYTES`."""
+    where = os.path.join(cwd, os.path.expanduser(path))
+    try:
+        if os.stat(where).st_size > MAX_IMAGE_BYTES:
+            raise UsageError(f"an image past {MAX_IMAGE_BYTES // 2**20} MB")
+        data = read_regular(where)
+    except OSError as exc:
+        raise UsageError(str(exc.strerror or exc)) from None
+    if data[:READ_CAP].decode("utf-8", errors="replace") != judged.partition(CUT_NOTE)[0]:
+        raise UsageError("it changed while it was read")
+    kind = image_type(data)
+    if kind is None or len(data) > MAX_IMAGE_BYTES:
+        raise UsageError("it is a binary file (not UTF-8 text) or a large image")
+    return ImageBlock(media_type=kind, data=base64.b64encode(data).decode("ascii"))
 
 
 def image_blocks(attachments: list[Attachment]) -> list[ImageBlock]:
