@@ -96,25 +96,17 @@ class Conversation:
         sent = text if prompt is None else prompt
         self._fit(sent)
         base = len(self.messages)
-        report = self.butler.run_task(
-            text,
-            observer,
-            history=self.messages,
-            prompt=prompt,
-            conversation=self.id,
-            images=images,
-        )
+
+        def run() -> TaskReport:  # the turn on the messages as they are (once more if compacted)
+            return self.butler.run_task(
+                text, observer, self.messages, prompt, self.id, images=images
+            )
+
+        report = run()
         why = self._too_long(report, sent)
         if why is not None and self.compact(why):
             base = len(self.messages)
-            report = self.butler.run_task(
-                text,
-                observer,
-                history=self.messages,
-                prompt=prompt,
-                conversation=self.id,
-                images=images,
-            )
+            report = run()
         convs.record_turn(self.butler, self.id, report, base)
         report = self.answer_parks(report, ask, observer)
         if report.status in ("done", "limit"):
