@@ -100,6 +100,8 @@ def test_a_schedules_hook_failure_is_masked_wherever_it_is_kept_or_shown(
     assert text.returncode == 3 and "exited 1" in text.stderr, text.stderr
     assert json.loads(as_json.stdout)["hook"].startswith("on-park hook")
     shown = [text.stdout, text.stderr, as_json.stdout, as_json.stderr]
+    for park in json.loads(butler("pending", "--json").stdout):  # a schedule whose last run
+        assert butler("resume", park["id"], "--deny").returncode == 0  # waits is not run again
     store = ScheduleStore(butler_home)
     store.set_next_due(job_id, datetime.now(UTC))
     served = start_serve(butler_home, workdir)
