@@ -187,3 +187,33 @@ def test_a_park_holding_an_image_loads_and_its_resume_sends_the_image_again(
     first_user = {**body, "messages": [m for m in body["messages"] if m["role"] == "user"][:1]}
     assert image_parts(first_user, "openai") == [("image/png", base64.b64encode(data).decode())]
     assert "\ufffd" not in texts(body)
+
+
+def test_an_image_weighs_as_an_image_not_as_its_base64_text(
+    fake: FakeLLM, butler_home: Path, workdir: Path
+) -> None:
+    """The chat compacts before a request would pass the model's window, weighing messages by
+    their characters: an image counted as its base64 (~170,000 tokens for this one) made every
+    later turn of a 100,000-token model "too long". An image is sent as an image, weighed as
+    one (a fixed share), and the next turn goes as it is."""
+    data = png(360, 360)  # noise: ~390 KB, ~520,000 characters of base64
+    (workdir / "shot.png").write_bytes(data)
+    butler_home.mkdir(parents=True, exist_ok=True)
+    (butler_home / "context_windows.json").write_text(
+        json.dumps({"openai-compatible:local": 100_000})
+    )
+    fake.respond = lambda body: Reply(events=openai_stream(f"reply-{len(body['messages'])}"))
+    child = spawn_butler(["chat", *flags(fake, "openai")], butler_home, workdir)
+    child.expect("you ›")
+    for line in ("what is in @shot.png?", "thanks", "and the colours?", "one more"):
+        child.sendline(line)
+        child.expect("reply-")
+        child.expect("you ›")
+        assert "compact" not in child.before
+    assert len(fake.requests) == 4
+    assert not any("Summarise" in json.dumps(q["body"]) for q in fake.requests)
+    assert all(
+        image_parts({"messages": q["body"]["messages"][1:2]}, "openai") for q in fake.requests
+    )
+    child.sendcontrol("d")
+    child.expect("Goodbye")
