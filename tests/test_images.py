@@ -217,3 +217,25 @@ def test_an_image_weighs_as_an_image_not_as_its_base64_text(
     )
     child.sendcontrol("d")
     child.expect("Goodbye")
+
+
+def test_a_provider_set_to_take_no_images_refuses_one_before_sending(
+    fake: FakeLLM, butler: Any, butler_home: Path, workdir: Path
+) -> None:
+    """`providers.NAME.images = false` (set with `butler config set`): an image is refused in
+    one line and nothing reaches the server; text still goes; a value that is not true or
+    false is refused by the config check."""
+    (workdir / "shot.png").write_bytes(png())
+    r = butler("config", "set", "providers.openai-compatible.images", "false")
+    assert r.returncode == 0, r.stderr
+    assert "images = false" in (butler_home / "config.toml").read_text()
+    r = butler("run", *flags(fake, "openai"), "-f", "shot.png", "look")
+    assert r.returncode != 0
+    assert "'local' at" in r.stderr and "takes no images" in r.stderr
+    assert "Traceback" not in r.stderr and fake.requests == []
+    fake.replies = [Reply(events=openai_stream("words only"))]
+    r = butler("run", *flags(fake, "openai"), "just words")
+    assert r.returncode == 0 and "words only" in r.stdout, r.stderr
+    (butler_home / "config.toml").write_text('[providers.openai-compatible]\nimages = "no"\n')
+    r = butler("run", *flags(fake, "openai"), "just words")
+    assert r.returncode == 2 and "images = true or false" in r.stderr

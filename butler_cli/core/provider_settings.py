@@ -16,3 +16,6 @@ class ProviderSettings:
     api_key_file: str | None = None
     #: False: every answer is asked for whole (`--no-stream`, or `stream = false`).
     stream: bool = True
+    #: False (``images = false``): the models behind it take no images; one is refused in
+    #: one line before anything is sent.
+    images: bool = True

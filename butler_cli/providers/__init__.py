@@ -79,6 +79,7 @@ class RemoteKind:
             key_file,
             tuple(sorted({**DEFAULTS.get(self.name, {}), **(options or {})}.items())),
             settings.stream,
+            settings.images,
         )
         return self.adapter(endpoint)
 

@@ -107,7 +107,10 @@ def parse_config(raw: dict[str, Any], path: Path) -> Config:
     checked = check_config(raw, path, plugin_sections())
     providers = {
         name: ProviderSettings(
-            table.get("base_url"), table.get("api_key_env"), table.get("api_key_file")
+            table.get("base_url"),
+            table.get("api_key_env"),
+            table.get("api_key_file"),
+            images=table.get("images") != "false",
         )
         for name, table in checked.providers.items()
     }

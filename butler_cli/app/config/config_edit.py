@@ -46,6 +46,8 @@ def _parts(key: str) -> list[str]:
 
 
 def _typed(key: str, value: str) -> Any:
+    if key.startswith("providers.") and key.endswith(".images") and value in ("true", "false"):
+        return value == "true"
     setting = find_setting(key)
     return setting.parse(value) if setting is not None else value
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from butler_cli.core.park import RunContext
 
 CONFIG_FILE = "config.toml"
-PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file"}
+PROVIDER_KEYS = {"base_url", "api_key_env", "api_key_file", "images"}
 MODEL_ENV = ENV["model"]
 #: The plug-ins' sections as :func:`butler_cli.app.config.settings.plugin_sections` gives them.
 Declared = Mapping[str, tuple[Setting, ...]]
@@ -115,12 +115,19 @@ def check_config(
                 if (
                     not isinstance(table, dict)
                     or set(table) - PROVIDER_KEYS
-                    or not all(isinstance(v, str) for v in table.values())
+                    or not all(
+                        isinstance(v, bool if k == "images" else str) for k, v in table.items()
+                    )
                 ):
                     raise _bad(
-                        path, f"[providers.{name}] takes only {', '.join(sorted(PROVIDER_KEYS))}"
+                        path,
+                        f"[providers.{name}] takes only {', '.join(sorted(PROVIDER_KEYS))} "
+                        "(images = true or false; the others text)",
                     )
-                providers[name] = dict(table)
+                # kept as text like the others ("true"/"false"): ProviderSettings reads it
+                providers[name] = {
+                    k: str(v).lower() if k == "images" else v for k, v in table.items()
+                }
         elif key == "aliases":
             if not isinstance(value, dict) or not all(
                 isinstance(v, str) and ":" in v for v in value.values()

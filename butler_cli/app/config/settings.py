@@ -95,6 +95,6 @@ KEY_HELP = ", ".join(
     + [
         "<section>.<field> of a plug-in's section (`butler config show`)",
         "aliases.<name>",
-        "providers.<name>.base_url / api_key_env / api_key_file",
+        "providers.<name>.base_url / api_key_env / api_key_file / images",
     ]
 )

@@ -44,6 +44,8 @@ class Endpoint:
     #: False: every answer is asked for whole (`--no-stream`), for a server whose streams
     #: go wrong.
     stream: bool = True
+    #: False (``providers.NAME.images = false``): an image is refused before it is sent.
+    images: bool = True
 
     def key(self) -> str:
         """The key from the environment, else the one stored under that name (`butler keys
@@ -148,6 +150,13 @@ class RemoteModel:
         return replace(again, warnings=(*again.warnings, said))
 
     def complete(self, request: ModelRequest) -> ModelResponse:
+        endpoint = self.endpoint
+        if not endpoint.images and any(m.images for m in request.messages):
+            raise ModelError(
+                f"'{endpoint.model}' at {endpoint.where} takes no images (providers."
+                f"{endpoint.provider}.images = false); nothing was sent",
+                code="no_images",
+            )
         return with_retries(lambda: self.stream(request), self.endpoint, self._notice)
 
     def offered(self) -> list[str]:
