@@ -239,3 +239,16 @@ def test_a_provider_set_to_take_no_images_refuses_one_before_sending(
     (butler_home / "config.toml").write_text('[providers.openai-compatible]\nimages = "no"\n')
     r = butler("run", *flags(fake, "openai"), "just words")
     assert r.returncode == 2 and "images = true or false" in r.stderr
+
+
+def test_the_log_names_an_image_never_prints_its_base64(
+    fake: FakeLLM, butler: Any, workdir: Path
+) -> None:
+    data = png()
+    (workdir / "shot.png").write_bytes(data)
+    fake.replies = [Reply(events=openai_stream("a square"))]
+    assert butler("run", *flags(fake, "openai"), "-f", "shot.png", "what?").returncode == 0
+    [listed] = json.loads(butler("log", "--json").stdout)
+    text = butler("log", "show", listed["id"]).stdout
+    assert "you: [an image, image/png, ~" in text
+    assert base64.b64encode(data).decode()[:40] not in text

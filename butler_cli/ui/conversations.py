@@ -90,4 +90,8 @@ def _message_lines(message: dict[str, Any]) -> list[str]:
             if len(text) > SHOWN_RESULT:
                 text = text[:SHOWN_RESULT] + f"… ({len(text)} characters)"
             out.append(visible(f"  ← {block.get('outcome', 'ran')}: {text}"))
+        elif kind == "image":  # named, never its base64
+            source = block.get("source") or {}
+            size = len(str(source.get("data", ""))) * 3 // 4
+            out.append(visible(f"{who}: [an image, {source.get('media_type')}, ~{size:,} bytes]"))
     return out
