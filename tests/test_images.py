@@ -252,3 +252,22 @@ def test_the_log_names_an_image_never_prints_its_base64(
     text = butler("log", "show", listed["id"]).stdout
     assert "you: [an image, image/png, ~" in text
     assert base64.b64encode(data).decode()[:40] not in text
+
+
+def test_chat_knows_a_webp_by_its_bytes_whatever_its_size_field_decodes_to(
+    fake: FakeLLM, butler_home: Path, workdir: Path
+) -> None:
+    """A WebP whose RIFF size bytes happen to be valid UTF-8 (here "é") was taken for a binary
+    file by a check on its decoded text; its bytes say it is an image."""
+    data = b"RIFF\xc3\xa9\x00\x00WEBPVP8 " + os.urandom(200)
+    (workdir / "pic.webp").write_bytes(data)
+    fake.replies = [Reply(events=openai_stream("a picture"))]
+    child = spawn_butler(["chat", *flags(fake, "openai")], butler_home, workdir)
+    child.expect("you ›")
+    child.sendline("what is @pic.webp")
+    child.expect("a picture")
+    child.expect("you ›")
+    body = fake.requests[0]["body"]
+    assert image_parts(body, "openai") == [("image/webp", base64.b64encode(data).decode())]
+    child.sendcontrol("d")
+    child.expect("Goodbye")

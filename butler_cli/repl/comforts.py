@@ -146,23 +146,14 @@ def _existing(chat: Chat, word: str) -> str | None:
     return None
 
 
-#: How an image file's first bytes read once decoded as UTF-8 with replacement (read_file's
-#: decoding): PNG, JPEG, GIF, WebP.
-_IMAGE_HEADS = ("\ufffdPNG\r\n\x1a\n", "\ufffd\ufffd\ufffd", "GIF87a", "GIF89a")
-
-
-def _not_text(content: str) -> str | None:
-    """What a file read for attaching is when it is not text — "an image" or "a binary file
-    (not UTF-8 text)" — else None. A NUL, or a byte that is not UTF-8 (U+FFFD after
-    read_file's decoding), anywhere but in a character cut in two at the read's end."""
+def _not_text(content: str) -> bool:
+    """Whether a file read for attaching is not text (an image or a binary file): a NUL, or a
+    byte that is not UTF-8 (U+FFFD after read_file's decoding), anywhere but in a character
+    cut in two at the read's end. Which it is, its bytes say (:func:`judged_image`)."""
     body, cut, _ = content.partition(_CUT)
     if cut:
         body = body.removesuffix("\ufffd").removesuffix("\ufffd").removesuffix("\ufffd")
-    if "\x00" not in body and "\ufffd" not in body:
-        return None
-    if body.startswith(_IMAGE_HEADS) or (body[:4] == "RIFF" and body[8:12] == "WEBP"):
-        return "an image"
-    return "a binary file (not UTF-8 text)"
+    return "\x00" in body or "\ufffd" in body
 
 
 def attach(chat: Chat, text: str) -> tuple[str, list[ImageBlock]]:
@@ -189,18 +180,13 @@ def attach(chat: Chat, text: str) -> tuple[str, list[ImageBlock]]:
         if result.is_error or result.outcome != "ran":
             raise AttachRefused(f"@{visible(path)} not attached: {visible(result.content)}")
         content = result.content
-        kind = _not_text(content)
-        if kind == "an image":
+        if _not_text(content):  # read_file decodes what is not UTF-8 as U+FFFD: never as text
             try:
                 images.append(judged_image(str(chat.butler.cwd), path, content))
             except UsageError as exc:
                 raise AttachRefused(f"@{visible(path)} not attached: {exc.message}") from None
             chat.console.out(f"attached @{visible(path)} (an image)", highlight=False)
             continue
-        if kind is not None:  # read_file decodes what is not UTF-8 as U+FFFD: never sent as text
-            raise AttachRefused(
-                f"@{visible(path)} not attached: it is {kind}, and an attachment is sent as text"
-            )
         note = ""
         if len(content) > ATTACH_CAP:
             note = f" (cut to {ATTACH_CAP} of {len(content)} characters)"

@@ -20,7 +20,6 @@ from typing import BinaryIO
 from butler_cli.app.chat.piped import may_be_piped
 from butler_cli.core.errors import UsageError
 from butler_cli.core.messages import MAX_IMAGE_BYTES, ImageBlock, ImageType, image_type
-from butler_cli.store.files import read_regular
 from butler_cli.store.ids import token_hex
 from butler_cli.tools.files import READ_CAP
 
@@ -103,17 +102,24 @@ def judged_image(cwd: str, path: str, judged: str) -> ImageBlock:
     following a link, must be those it read — else it changed in between. A usage error
     (one line) when not, or when it is no image or past :data:`MAX_IMAGE_BYTES`."""
     where = os.path.join(cwd, os.path.expanduser(path))
-    try:
-        if os.stat(where).st_size > MAX_IMAGE_BYTES:
-            raise UsageError(f"an image past {MAX_IMAGE_BYTES // 2**20} MB")
-        data = read_regular(where)
+    try:  # never following a link, never blocking (a FIFO put in its place): a regular file
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UsageError("it is no longer a regular file")
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read(MAX_IMAGE_BYTES + 1)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise UsageError(str(exc.strerror or exc)) from None
     if data[:READ_CAP].decode("utf-8", errors="replace") != judged.partition(CUT_NOTE)[0]:
         raise UsageError("it changed while it was read")
     kind = image_type(data)
-    if kind is None or len(data) > MAX_IMAGE_BYTES:
-        raise UsageError("it is a binary file (not UTF-8 text) or a large image")
+    if kind is None:
+        raise UsageError("it is a binary file (not UTF-8 text), and an attachment is sent as text")
+    if len(data) > MAX_IMAGE_BYTES:
+        raise UsageError(f"it is an image past {MAX_IMAGE_BYTES // 2**20} MB")
     return ImageBlock(media_type=kind, data=base64.b64encode(data).decode("ascii"))
 
 
