@@ -148,21 +148,37 @@ def test_the_scripted_model_refuses_an_image_in_one_line(
     assert "never" not in r.stdout and "Traceback" not in r.stderr
 
 
-def test_chat_at_png_sends_the_image(fake: FakeLLM, butler_home: Path, workdir: Path) -> None:
-    data = png()
-    (workdir / "shot.png").write_bytes(data)
-    fake.replies = [Reply(events=openai_stream("a noisy square"))]
-    child = spawn_butler(["chat", *flags(fake, "openai")], butler_home, workdir)
+def chat_at(fake: FakeLLM, home: Path, cwd: Path, name: str, data: bytes) -> dict[str, Any]:
+    """``data`` as the file ``name``, attached by one chat line on a pty: the request sent."""
+    (cwd / name).write_bytes(data)
+    fake.replies = [Reply(events=openai_stream("an answer"))]
+    child = spawn_butler(["chat", *flags(fake, "openai")], home, cwd)
     child.expect("you ›")
-    child.sendline("what is in @shot.png?")
-    child.expect("attached @shot.png")
-    child.expect("a noisy square")
+    child.sendline(f"what is in @{name}?")
+    child.expect(f"attached @{name}")
+    child.expect("an answer")
     child.expect("you ›")
-    body = fake.requests[0]["body"]
-    assert image_parts(body, "openai") == [("image/png", base64.b64encode(data).decode())]
-    assert "\ufffd" not in texts(body) and "PNG" not in texts(body)
     child.sendcontrol("d")
     child.expect("Goodbye")
+    body: dict[str, Any] = fake.requests[0]["body"]
+    return body
+
+
+def test_chat_at_png_sends_the_image(fake: FakeLLM, butler_home: Path, workdir: Path) -> None:
+    data = png()
+    body = chat_at(fake, butler_home, workdir, "shot.png", data)
+    assert image_parts(body, "openai") == [("image/png", base64.b64encode(data).decode())]
+    assert "\ufffd" not in texts(body) and "PNG" not in texts(body)
+
+
+def test_chat_knows_a_webp_by_its_bytes_whatever_its_size_field_decodes_to(
+    fake: FakeLLM, butler_home: Path, workdir: Path
+) -> None:
+    """A WebP whose RIFF size bytes happen to be valid UTF-8 (here "é") was taken for a binary
+    file by a check on its decoded text; its bytes say it is an image."""
+    data = b"RIFF\xc3\xa9\x00\x00WEBPVP8 " + os.urandom(200)
+    body = chat_at(fake, butler_home, workdir, "pic.webp", data)
+    assert image_parts(body, "openai") == [("image/webp", base64.b64encode(data).decode())]
 
 
 def test_a_park_holding_an_image_loads_and_its_resume_sends_the_image_again(
@@ -252,22 +268,3 @@ def test_the_log_names_an_image_never_prints_its_base64(
     text = butler("log", "show", listed["id"]).stdout
     assert "you: [an image, image/png, ~" in text
     assert base64.b64encode(data).decode()[:40] not in text
-
-
-def test_chat_knows_a_webp_by_its_bytes_whatever_its_size_field_decodes_to(
-    fake: FakeLLM, butler_home: Path, workdir: Path
-) -> None:
-    """A WebP whose RIFF size bytes happen to be valid UTF-8 (here "é") was taken for a binary
-    file by a check on its decoded text; its bytes say it is an image."""
-    data = b"RIFF\xc3\xa9\x00\x00WEBPVP8 " + os.urandom(200)
-    (workdir / "pic.webp").write_bytes(data)
-    fake.replies = [Reply(events=openai_stream("a picture"))]
-    child = spawn_butler(["chat", *flags(fake, "openai")], butler_home, workdir)
-    child.expect("you ›")
-    child.sendline("what is @pic.webp")
-    child.expect("a picture")
-    child.expect("you ›")
-    body = fake.requests[0]["body"]
-    assert image_parts(body, "openai") == [("image/webp", base64.b64encode(data).decode())]
-    child.sendcontrol("d")
-    child.expect("Goodbye")
