@@ -237,6 +237,12 @@ def spawn_butler(
             cwd=str(cwd),
             env=env,
             encoding="utf-8",
+            # One fresh-clone CI run (of many) read a byte sequence that is not UTF-8 in
+            # test_pending_and_resume_inside_the_chat and died in pexpect's decoder, not in an
+            # assertion (not reproduced in a dozen runs since; two writers on the terminal cutting
+            # a character is the suspect). The tests read what the screen says; a
+            # stray byte shows as U+FFFD there instead of failing a test about something else.
+            codec_errors="replace",
             timeout=20,
             dimensions=dimensions,
         )
