@@ -362,3 +362,27 @@ def test_at_path_never_sends_binary_bytes_as_text(fake, butler_home, workdir) ->
     child.expect("you ›")
     assert "\\ufffd" not in json.dumps(fake.requests[0]["body"])
     assert leave(child) == 0
+
+
+def test_cost_and_the_record_count_the_compaction_call(fake, butler, butler_home, workdir) -> None:
+    """`/compact` is a model call of its own: `/cost` and `butler log` count its tokens as
+    they count a turn's (issue 35 item 6: the README says every call)."""
+    first = "my cat is Miso. " + "She sleeps all day on the warm windowsill. " * 8
+    fake.replies = [
+        *(Reply(events=openai_stream(f"reply-{n}", usage=(100, 10, 0))) for n in range(1, 4)),
+        Reply(events=openai_stream("SUMMARY: a cat, Miso.", usage=(700, 50, 0))),
+    ]
+    child = openai_chat(fake, butler_home, workdir, model="openai:gpt-unknown")
+    for n, line in enumerate((first, "turn two", "turn three"), start=1):
+        child.sendline(line)
+        child.expect(f"reply-{n}")
+        child.expect("you ›")
+    child.sendline("/compact")
+    child.expect(r"compacted 1 earlier turn\(s\) into a summary")
+    child.expect("you ›")
+    child.sendline("/cost")
+    child.expect(r"1000 tokens in \(0 cached\) · 80 out")
+    child.expect("you ›")
+    assert leave(child) == 0
+    [saved] = json.loads(butler("log", "--json").stdout)
+    assert (saved["tokens_in"], saved["tokens_out"]) == (1000, 80)

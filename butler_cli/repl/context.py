@@ -51,6 +51,8 @@ def compact(chat: Chat, arg: str) -> None:
     except ButlerError as exc:
         chat.console.print(f"[red]butler:[/red] {escape(exc.message)} — nothing was compacted")
         return
+    finally:  # the summary's call was spent even when its answer was not used
+        chat.count(chat.conversation.settle_usage())
     if not folded:
         chat.console.print(
             "Nothing to compact yet: no earlier turn to fold, no long attachment or tool "

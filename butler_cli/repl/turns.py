@@ -9,7 +9,7 @@ tests/test_imports.py), and hands it every line from the first one on.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +41,7 @@ from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
+    from butler_cli.core.provider import Usage
 
 
 class Chat:
@@ -117,7 +118,10 @@ class Chat:
         """Ctrl-D or /exit: past the threshold the session's turns are consolidated (C2; a
         failure changes nothing), the butler is closed (its MCP servers, its memory database)."""
         try:
-            done = self.conversation.consolidate_if_due()
+            try:
+                done = self.conversation.consolidate_if_due()
+            finally:
+                self.conversation.settle_usage()  # the record counts the consolidation's calls
             if done is not None:
                 self.console.print(
                     f"Folded {done.absorbed} older turns into memory: "
@@ -201,6 +205,12 @@ class Chat:
 
         self._shown(decided)
 
+    def count(self, usage: Sequence[Usage]) -> None:
+        """Model calls join `/cost` (a scripted model's, which spend nothing, do not)."""
+        for used in usage:
+            if not used.known or used.input_tokens or used.output_tokens:
+                self.tally.add(self.butler.model_spec, used)
+
     def render(self, report: TaskReport) -> None:
         self.progress.stop()
         shown = self.progress.streamed  # already rendered as it streamed
@@ -210,9 +220,7 @@ class Chat:
             self.console.out(CUT_MARKER, highlight=False)
         for said in report.warnings:  # an empty answer, a stream asked again: never silent
             self.console.out(f"note: {visible(said)}", highlight=False)
-        for used in report.usage:
-            if not used.known or used.input_tokens or used.output_tokens:
-                self.tally.add(self.butler.model_spec, used)
+        self.count(report.usage)
         line = turn_usage(report.usage)
         if line is not None:
             self.console.print(f"[dim]{line}[/dim]")

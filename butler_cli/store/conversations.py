@@ -204,6 +204,15 @@ class ConversationStore:
             except sqlite3.IntegrityError:
                 continue  # that id is taken: draw another
 
+    def add_tokens(self, cid: str, tokens: tuple[int, int]) -> None:
+        """Tokens of model calls made between turns (a compaction, a consolidation)."""
+        with self.db:
+            self.db.execute(
+                "UPDATE conversations SET tokens_in=tokens_in+?, tokens_out=tokens_out+?, "
+                "updated=? WHERE id=?",
+                (*tokens, now_ts(), cid),
+            )
+
     def append(
         self,
         cid: str,

@@ -24,6 +24,7 @@ from butler_cli.core.grants import GrantBook, KeptApproval
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ImageBlock, Message
 from butler_cli.core.notices import notice
+from butler_cli.core.provider import Usage
 from butler_cli.memory.capture import Consolidated, consolidate, due
 from butler_cli.store.conversations import Record
 
@@ -47,6 +48,9 @@ class Conversation:
         self.id: str | None = None
         #: Where a one-line report goes (a compaction made before a turn): the chat's screen.
         self.say: Callable[[str], None] = notice
+        #: Model calls made outside a turn's loop (compaction, consolidation) not yet counted:
+        #: a turn takes them into its usage; `/compact` and the session's end settle them.
+        self.side_usage: list[Usage] = []
 
     @property
     def grants(self) -> GrantBook | None:
@@ -107,6 +111,9 @@ class Conversation:
         if why is not None and self.compact(why):
             base = len(self.messages)
             report = run()
+        # The compaction's calls belong to this turn: its line, `/cost` and the record count them.
+        report.usage = [*self.side_usage, *report.usage]
+        self.side_usage = []
         convs.record_turn(self.butler, self.id, report, base)
         report = self.answer_parks(report, ask, observer)
         if report.status in ("done", "limit"):
@@ -144,7 +151,9 @@ class Conversation:
         (``target`` tokens; None: as small as it goes) the last turns' attachment bodies
         dropped and long tool results cut, said in one line. Nonzero when it shrank. The
         saved conversation keeps every turn whole; only what is sent is shorter."""
-        done = compaction.compact(self.messages, self.butler.summarize, target=target)
+        done = compaction.compact(
+            self.messages, self.butler.summarizer(self.side_usage), target=target
+        )
         if done is None:
             return 0
         before = compaction.estimate(self.butler.config.system, self.messages)
@@ -152,6 +161,14 @@ class Conversation:
         after = compaction.estimate(self.butler.config.system, self.messages)
         self.say(_compacted_line(done, why, before, after))
         return max(done.folded, 1) if done.changed else 0
+
+    def settle_usage(self) -> list[Usage]:
+        """The model calls made outside a turn (a `/compact`, the session's consolidation),
+        joined to the saved conversation's counts and handed over for `/cost`."""
+        spent, self.side_usage = self.side_usage, []
+        if spent and self.id is not None:
+            convs.record_usage(self.butler, self.id, spent)
+        return spent
 
     def last_turn(self) -> tuple[int, str] | None:
         """Where the last turn starts and the words it was sent with; None when there is none
@@ -179,7 +196,7 @@ class Conversation:
         folded into (None: not due, or nothing folded)."""
         if not due(self.butler.memory):
             return None
-        return consolidate(self.butler.memory, self.butler.summarize)
+        return consolidate(self.butler.memory, self.butler.summarizer(self.side_usage))
 
     def resume(
         self, park_id: str, answer: Answer, observer: LoopObserver | None = None

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from butler_cli.app.run.butler import Butler
     from butler_cli.app.run.report import TaskReport
     from butler_cli.core.messages import Message
+    from butler_cli.core.provider import Usage
 
 RECAP_TURNS = 3
 RECAP_CHARS = 160
@@ -34,11 +35,12 @@ def dump(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 def tokens_of(report: TaskReport) -> tuple[int, int]:
+    return counts_of(report.usage)
+
+
+def counts_of(usage: Sequence[Usage]) -> tuple[int, int]:
     # the store keeps counts; a call whose server did not report usage adds nothing to them
-    return (
-        sum(u.input_tokens or 0 for u in report.usage),
-        sum(u.output_tokens or 0 for u in report.usage),
-    )
+    return (sum(u.input_tokens or 0 for u in usage), sum(u.output_tokens or 0 for u in usage))
 
 
 def meta_of(butler: Butler) -> dict[str, str]:
@@ -76,6 +78,15 @@ def record_turn(butler: Butler, cid: str | None, report: TaskReport, base: int) 
         butler.conversations.append(
             cid, new, report.status, tokens_of(report), report.park_id if parked else None, base
         )
+    except (ButlerError, sqlite3.Error, OSError) as exc:
+        _warn(exc)
+
+
+def record_usage(butler: Butler, cid: str, usage: Sequence[Usage]) -> None:
+    """Model calls made between turns (a `/compact`, the end's consolidation) join the
+    conversation's token counts, so its record counts every call."""
+    try:
+        butler.conversations.add_tokens(cid, counts_of(usage))
     except (ButlerError, sqlite3.Error, OSError) as exc:
         _warn(exc)
 

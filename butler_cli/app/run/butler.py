@@ -33,7 +33,7 @@ from butler_cli.core.loop import (
 )
 from butler_cli.core.messages import ImageBlock, Message, TextBlock
 from butler_cli.core.notices import notice
-from butler_cli.core.provider import ModelRequest, Provider
+from butler_cli.core.provider import ModelRequest, Provider, Usage
 from butler_cli.memory.capture import actions_done, capture_turn
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
@@ -252,8 +252,18 @@ class Butler:
 
     def summarize(self, prompt: str) -> str:
         """The configured model as the memory's summarizer (C2)."""
-        request = ModelRequest("", [Message.user_text(prompt)], [])
-        return self.model().complete(request).text
+        return self.summarizer([])(prompt)
+
+    def summarizer(self, spent: list[Usage]) -> Callable[[str], str]:
+        """The configured model as a summarizer (a compaction, a consolidation) whose every
+        call's usage joins ``spent``: `/cost` and the saved record count these calls too."""
+
+        def summarize(prompt: str) -> str:
+            response = self.model().complete(ModelRequest("", [Message.user_text(prompt)], []))
+            spent.append(response.usage)
+            return response.text
+
+        return summarize
 
     def _finish(self, task: str, outcome: LoopOutcome) -> TaskReport:
         """C1: a completed turn is captured (a parked one is captured by its resume)."""
