@@ -19,6 +19,10 @@ Describer = Callable[[str, dict[str, Any]], str]
 Executor = Callable[[str, dict[str, Any]], str]
 #: Checked before the policy; a verdict from a guard is final (e.g. X6's home refusal).
 Guard = Callable[[str, dict[str, Any]], Verdict | None]
+#: ``sealer(name, args, judged)``: the arguments as the call is recorded, judged and run — the
+#: model's, plus what the tool must know of the moment it was judged (an edit: the digest of
+#: the file it edits), so a park resumed later acts on exactly what was judged and shown.
+Sealer = Callable[[str, dict[str, Any], JudgedArgs], dict[str, Any]]
 
 
 class PathJudge(Protocol):
@@ -92,6 +96,7 @@ class Gate:
         describer: Describer | None = None,
         guard: Guard | None = None,
         paths: PathJudge | None = None,
+        sealer: Sealer | None = None,
     ) -> None:
         self._specs: dict[str, ToolSpec] = {}
         for spec in specs:
@@ -108,6 +113,7 @@ class Gate:
         self._describer = describer
         self._guard = guard
         self._paths = paths
+        self._sealer = sealer
 
     def specs(self) -> Sequence[ToolSpec]:
         return list(self._specs.values())
@@ -124,6 +130,18 @@ class Gate:
         for key in keys:
             values[key] = self._paths.resolve(name, key, values[key])
         return JudgedArgs(values, keys, self._paths.glob)
+
+    def seal(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments a call is recorded with before it is judged (see :data:`Sealer`);
+        ``args`` itself when the tool seals nothing or its paths do not resolve (the call is
+        refused then anyway)."""
+        if self._sealer is None or name not in self._specs:
+            return args
+        try:
+            judged = self.judged(name, args)
+        except (ValueError, OSError):
+            return args
+        return self._sealer(name, copy.deepcopy(args), judged)
 
     def classify(self, name: str, args: dict[str, Any]) -> Verdict:
         """Judge the paths, then guard, then policy, then the spec's default, then approve

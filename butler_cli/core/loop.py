@@ -6,11 +6,12 @@ No I/O of its own: the model, the toolbox, the park sink and the observer are in
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from butler_cli.core.defaults import DEFAULT_MAX_ROUNDS
 from butler_cli.core.errors import ModelError
+from butler_cli.core.gate import Gate
 from butler_cli.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from butler_cli.core.outcomes import Journal, results_message
 from butler_cli.core.provider import ModelRequest, ModelResponse, Provider, Usage
@@ -270,6 +271,7 @@ def run_loop(
             return LoopOutcome("limit", text, convo, rounds, usage=usage, warnings=warnings)
         rounds += 1
         calls, answered = vet_calls(list(response.tool_calls), response.malformed)
+        calls = [c if c.id in answered else sealed(toolbox, c) for c in calls]
         convo.append(_assistant_turn(response.text, calls))
         verdicts = {
             c.id: classify_call(toolbox, c, config)
@@ -368,6 +370,16 @@ def continue_after_decision(
     results = run_round(park.calls, toolbox, judge, journal, obs.tool_finished, obs.tool_started)
     convo = [*park.messages, results_message(results)]
     return run_loop(provider, toolbox, convo, config, sink, obs)
+
+
+def sealed(toolbox: Toolbox, call: ToolUseBlock) -> ToolUseBlock:
+    """The call as it is recorded, judged and run: its gate's seal (an edit carries the digest
+    of the file it was judged on); the call itself for every other tool."""
+    gate = toolbox.gate_for(call.name)
+    if not isinstance(gate, Gate):
+        return call
+    args = gate.seal(call.name, call.input)
+    return call if args is call.input else replace(call, input=args)
 
 
 def _needs_person(verdict: Verdict | None) -> bool:

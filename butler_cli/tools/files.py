@@ -1,5 +1,6 @@
 """File tools: benign ``read_file`` / ``list_dir`` / ``search_files``; governed ``write_file`` /
-``delete_file`` / ``move_path``. Every path is resolved (symlinks, ``..``) before it is checked.
+``edit_file`` (``tools/edit.py``) / ``delete_file`` / ``move_path``. Every path is resolved
+(symlinks, ``..``) before it is checked.
 
 The governed tools run on the paths the gate judged (see :class:`PathRules`) and open them
 one folder at a time without following links, so the file checked is the file changed.
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import butler_cli.tools.edit as edit
 from butler_cli.api import (
     Classifier,
     FunctionToolset,
@@ -55,7 +57,12 @@ _MOVE = {
     "required": ["src", "dst"],
 }
 #: Which arguments of each governed file tool are paths (every one is checked).
-_PATH_KEYS = {"write_file": ("path",), "delete_file": ("path",), "move_path": ("src", "dst")}
+_PATH_KEYS = {
+    "write_file": ("path",),
+    "edit_file": ("path",),
+    "delete_file": ("path",),
+    "move_path": ("src", "dst"),
+}
 _DEFAULT = approve("changes files on your machine — asking you first")
 #: Deleting is never kept as a lasting approval: asked every time.
 _DELETE = approve("deletes a file on your machine — asking you first", ask_always=True)
@@ -141,6 +148,10 @@ class FileTools:
         for key in _PATH_KEYS.get(name, ("path",)):
             if key not in args:
                 return refuse(f"'{key}' must be a non-empty string")
+        if name == "edit_file":  # an edit that does not apply is the model's to fix: no park
+            problem = edit.check(Path(args["path"]), args)
+            if problem is not None:
+                return refuse(problem)
         return None
 
     def describe(self, name: str, args: dict[str, Any]) -> str:
@@ -156,6 +167,11 @@ class FileTools:
         except (ValueError, OSError):
             return default_title(name, args)
         content = args.get("content")
+        if name == "edit_file":
+            old, new = args.get("old_string"), args.get("new_string")
+            if isinstance(old, str) and isinstance(new, str):
+                every = "every occurrence of " if args.get("replace_all") is True else ""
+                return f"edit_file: {path} (replaces {every}{len(old)} characters with {len(new)})"
         if name == "write_file" and isinstance(content, str):
             lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
             return f"write_file: {path} ({len(content)} characters, {lines} line(s))"
@@ -169,11 +185,17 @@ class FileTools:
             if not isinstance(content, str):
                 raise ValueError("'content' must be a string")
             return _write(Path(args["path"]), content)
+        if name == "edit_file":
+            return edit.apply(Path(args["path"]), args, self.paths.identities())
         if name == "move_path":
             return _move(Path(args["src"]), Path(args["dst"]))
         if name == "delete_file":
             return _delete(Path(args["path"]))
         raise ValueError(f"unknown file tool {name}")
+
+    def seal(self, name: str, args: dict[str, Any], judged: dict[str, Any]) -> dict[str, Any]:
+        """An edit's arguments as recorded: with the digest of the file it is judged on."""
+        return edit.seal(args, judged) if name == "edit_file" else args
 
     def governed(self, policy: Classifier | None) -> Gate:
         return Gate(
@@ -181,6 +203,7 @@ class FileTools:
                 ToolSpec(
                     "write_file", "Create or overwrite a text file.", _WRITE, _DEFAULT, ("path",)
                 ),
+                ToolSpec("edit_file", edit.DESCRIPTION, edit.SCHEMA, _DEFAULT, ("path",)),
                 ToolSpec("delete_file", "Delete a file.", _PATH_ONLY, _DELETE, ("path",)),
                 ToolSpec(
                     "move_path", "Move or rename a file or folder.", _MOVE, _DEFAULT, ("src", "dst")
@@ -191,6 +214,7 @@ class FileTools:
             describer=self.describe,
             guard=self.guard,
             paths=self.paths,
+            sealer=self.seal,
         )
 
 

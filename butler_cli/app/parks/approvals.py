@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from butler_cli.core.park import ParkState
 
 
+#: The tools whose kept approval names the file they change, whatever they put in it.
+FILE_CHANGES = ("write_file", "edit_file")
 #: The tool whose programs run in the sandbox (tools/command.py).
 SANDBOXED_TOOL = "run_command"
 
@@ -57,13 +59,13 @@ def exact_grant(state: ParkState, call_id: str | None = None) -> Grant:
 
 def kept_grant(state: ParkState, call_id: str) -> Grant:
     """What "always allow this here" keeps for one asked call, as the person is shown it: a
-    file write for the file it writes (its resolved path, whatever the content: the next
-    write of that file runs), anything else exactly as shown."""
+    file write or edit for the file it changes (its resolved path, whatever the content: the
+    next write — or edit — of that file by that tool runs), anything else exactly as shown."""
     from butler_cli.core.grants import Grant
 
     tool = next((a.tool for a in state.approvals if a.call_id == call_id), "")
     path = state.arguments_of(call_id).get("path")
-    if tool == "write_file" and isinstance(path, str):
+    if tool in FILE_CHANGES and isinstance(path, str):
         try:
             target = resolve(Path(state.context.cwd), path)
         except (ValueError, OSError):

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from butler_cli.tools import edit
 from butler_cli.tools.paths import resolve
 
 
@@ -26,6 +27,8 @@ def change_preview(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
     try:
         if tool == "write_file" and isinstance(args.get("content"), str):
             return _write(resolve(Path(cwd), args.get("path")), args["content"])
+        if tool == "edit_file":
+            return _edit(resolve(Path(cwd), args.get("path")), args)
         if tool == "delete_file":
             return _lost("deletes", resolve(Path(cwd), args.get("path")))
         if tool == "move_path":
@@ -46,7 +49,12 @@ def preview_paths(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
     """The files :func:`change_preview` reads for this call: a rendered preview is old once
     what one of them names changes. Each as it resolves now, and as written joined to the
     folder (``os.stat`` follows it afresh: a symlink re-pointed later shows there)."""
-    names = {"write_file": ("path",), "delete_file": ("path",), "move_path": ("src", "dst")}
+    names = {
+        "write_file": ("path",),
+        "edit_file": ("path",),
+        "delete_file": ("path",),
+        "move_path": ("src", "dst"),
+    }
     paths = []
     for name in names.get(tool, ()):
         written = args.get(name)
@@ -87,6 +95,30 @@ def _write(path: Path, content: str) -> list[str]:
     )
     head = f"overwrites {shown} (compared with the file as it is now):"
     return [head, *(line for line in diff)]
+
+
+def _edit(path: Path, args: dict[str, Any]) -> list[str]:
+    """An edit as the diff it makes to the file it was judged on; when the file is no longer
+    that file, says so (approving it then changes nothing: the run refuses)."""
+    shown = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [f"edits {shown}, which cannot be read now ({exc.strerror or exc})"]
+    if edit.digest(data) != args.get(edit.DIGEST_KEY):
+        return [
+            f"edits {shown}, which changed since this edit was asked for: approving it "
+            "changes nothing (the run refuses, and the model is told)"
+        ]
+    try:
+        new, count = edit.edited(edit.decoded(data, path), args)
+    except ValueError as exc:
+        return [f"(no preview: {exc})"]
+    old = data.decode("utf-8")
+    diff = difflib.unified_diff(
+        old.splitlines(), new.splitlines(), f"{shown} (now)", f"{shown} (after)", lineterm=""
+    )
+    return [f"edits {shown} ({count} place(s), the file as it is now):", *diff]
 
 
 def _lost(verb: str, path: Path) -> list[str]:
