@@ -140,7 +140,36 @@ def test_every_example_the_help_cites_runs(
             ["bash", "-c", line], capture_output=True, text=True, cwd=REPO, env=env, timeout=60
         )
 
+    def one_task(task: str, *args: str, env: dict[str, str] | None = None) -> None:
+        r = run(*args, "--json", env=env)
+        assert r.returncode == 3, r.stderr
+        assert [line["task"] for line in map(json.loads, r.stdout.splitlines())] == [task]
+
+    def show_id() -> None:
+        r = run("run", "--model", PLAN, "Write today's plan", "--json")
+        assert_ok(run("show", json.loads(r.stdout)["park_id"]))
+
+    def typo() -> None:
+        r = run("logs")
+        assert r.returncode == 2 and "Did you mean 'log'?" in r.stderr, r.stderr
+
+    with_plan = {"BUTLER_MODEL": PLAN}
     runners: dict[str, Callable[[], None]] = {
+        'butler "…"': lambda: one_task("Write today's plan", "Write today's plan", env=with_plan),
+        "butler what time is it --model fast": lambda: (
+            alias(),
+            one_task("what time is it", "what", "time", "is", "it", "--model", "fast"),
+        )[-1],
+        "butler show ID": show_id,
+        "butler show me the plan": lambda: one_task(
+            "show me the plan", "show", "me", "the", "plan", env=with_plan
+        ),
+        "butler logs": typo,
+        "butler --help": lambda: assert_ok(run("--help")),
+        "butler run the tests": lambda: one_task("the tests", "run", "the", "tests", env=with_plan),
+        "--each": lambda: assert_ok(
+            run("run", "a", "b", "--each", "--model", PLAN, "--json"), codes=(3,)
+        ),
         "e.g. scripted:examples/plan.json": lambda: parks(run("run", "--model", PLAN, "x")),
         "e.g. http://127.0.0.1:8080/v1": lambda: base_url("e.g. http://127.0.0.1:8080/v1"),
         "--model fast": alias,

@@ -21,6 +21,8 @@ from click.shell_completion import CompletionItem
 from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
+from butler_cli.cli.words import PAIRED, plain_line
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -158,6 +160,14 @@ class LazyGroup(TyperGroup):
             self.commands[cmd_name] = load(cmd_name, COMMANDS[cmd_name])
         return self.commands.get(cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Plain English is a task (:mod:`butler_cli.cli.words`): ``butler what time is it``
+        is ``butler run -- "what time is it"``. A completion request parses resiliently and
+        completes the words as typed."""
+        if not ctx.resilient_parsing:
+            args = plain_line(self, ctx, args)
+        return super().parse_args(ctx, args)
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
@@ -168,9 +178,6 @@ class LazyGroup(TyperGroup):
             name = args[0]
             if name in COMMANDS or name.startswith("-"):
                 raise  # not an unknown command but an option's error
-            if is_task(name):  # `butler "summarize notes.md"` is `butler run "summarize …"`
-                ctx.meta[IMPLICIT_RUN] = True
-                return "run", self.get_command(ctx, "run"), args
             raise _no_such_command(name, ctx) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -191,9 +198,6 @@ class LazyGroup(TyperGroup):
         return results
 
 
-FLAGS = ("-o", "--option")
-
-
 def join_pairs(args: list[str]) -> list[str]:
     """``["-o", "temperature", "0.2", "task"]`` → ``["-o", "temperature=0.2", "task"]``."""
     out: list[str] = []
@@ -202,7 +206,7 @@ def join_pairs(args: list[str]) -> list[str]:
         arg = args[i]
         if arg == "--":
             return out + args[i:]
-        if arg in FLAGS and i + 2 < len(args) and "=" not in args[i + 1]:
+        if arg in PAIRED and i + 2 < len(args) and "=" not in args[i + 1]:
             out += [arg, f"{args[i + 1]}={args[i + 2]}"]
             i += 3
             continue
@@ -219,19 +223,6 @@ class PairedOptions(TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, join_pairs(args))
-
-
-#: Set in the context when `butler "TASK"` stands for `butler run "TASK"`.
-IMPLICIT_RUN = "butler.implicit_run"
-
-
-def is_task(word: str) -> bool:
-    """Whether ``word``, the first argument and no command, is a task for `run`: when it holds
-    a space (a quoted sentence is never a typo), or when it is no near miss of a command name
-    (``lgo`` and ``pendng`` still get "Did you mean"), by the measure click's suggestion uses."""
-    if not word.strip():
-        return False
-    return " " in word.strip() or not get_close_matches(word, list(COMMANDS))
 
 
 def _short(name: str, limit: int) -> str:

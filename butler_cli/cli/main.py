@@ -17,6 +17,13 @@ HELP = """A personal butler in the terminal. Sensitive actions (changing, deleti
 spending) wait for you: a task that needs one parks, and `butler resume ID` decides it.
 Plain `butler` opens the chat; `butler demo` shows it offline.
 
+Plain English is a task: words that are no command run as one task, as `butler "…"` would
+(`butler what time is it --model fast`), with butler's options anywhere on the line. A command
+keeps its name while the words after it fit it (`butler log`, `butler show ID`; `butler show
+me the plan` is a task). One word that is a near miss of a command (`butler logs`) gets "Did
+you mean" and runs nothing. `butler run the tests` is one task; `--each` runs each word as
+its own task.
+
 Exit codes: 0 done · 1 a task failed · 2 usage or config error (nothing ran) · 3 a task
 parked · 4 a task hit the round limit · 5 a park cannot be resumed."""
 

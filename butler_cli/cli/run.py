@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import click
 import typer
 
 from butler_cli.app.chat.piped import may_be_piped
@@ -15,7 +14,6 @@ from butler_cli.app.config.options import RunOptions
 from butler_cli.app.run.report import exit_code_for
 from butler_cli.app.run.tasks import run_tasks
 from butler_cli.cli import render
-from butler_cli.cli.commands import IMPLICIT_RUN
 from butler_cli.cli.options import (
     ContinueLast,
     Conversation,
@@ -37,8 +35,9 @@ def run(
     tasks: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Tasks, each its own conversation (quote a task with spaces). A lone - reads "
-            "tasks from standard input, one a line.",
+            help="The task. Bare words are one task (butler run the tests); several quoted "
+            'tasks are one each (butler run "plan my week" "tidy notes"), as is every word '
+            "with --each. A lone - reads tasks from standard input, one a line.",
             show_default=False,
         ),
     ] = None,
@@ -51,6 +50,10 @@ def run(
             show_default=False,
         ),
     ] = None,
+    each: Annotated[
+        bool,
+        typer.Option("--each", help="Run every word given as its own task."),
+    ] = False,
     files: Files = None,
     json_out: Json = False,
     output: Output = None,
@@ -61,13 +64,15 @@ def run(
 ) -> None:
     """Run tasks unattended. A task that needs approval parks (the file is written first),
     prints its id and `butler resume ID`, and the batch goes on with the next task.
+    `butler run the tests` is one task; `--each`, several quoted tasks or a tasks file make
+    several.
 
     Piped standard input (`cat notes.md | butler run "summarize"`) and every --file are given
     to each task as context, each cut at 64 KiB with a note saying so. `butler "TASK"` is
-    `butler run "TASK"` when TASK is no command (nor a near miss of one)."""
+    `butler run "TASK"`, and so are plain words that are no command: see `butler --help`."""
     started = time.perf_counter()
     fmt = output_format(output, json_out)
-    all_tasks = _gather_tasks(list(tasks or []), tasks_file)
+    all_tasks = _gather_tasks(_one_or_each(list(tasks or []), each), tasks_file)
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
     _check_shape(all_tasks, continue_last or conversation is not None)
@@ -96,16 +101,28 @@ def run(
     raise typer.Exit(int(exit_code_for(reports)))
 
 
+def _one_or_each(given: list[str], each: bool) -> list[str]:
+    """The tasks the words on the line are: bare words are one task (`butler run the tests`
+    would otherwise spend a model call on "the" and one on "tests"); each of several quoted
+    tasks (each holding a space) is its own, as is every word under ``--each``, and a lone
+    ``-`` keeps its place. Bare words beside quoted tasks are refused: which was meant?"""
+    if each or len(given) < 2 or "-" in given:
+        return given
+    quoted = [word for word in given if any(c.isspace() for c in word.strip())]
+    if not quoted:
+        return [" ".join(given)]
+    if len(quoted) == len(given):
+        return given
+    bare = next(word for word in given if word not in quoted)
+    raise UsageError(
+        f"{bare!r} is a bare word beside quoted tasks: quote the whole task "
+        f'(butler run "{" ".join(given)}"), or pass --each to run each as its own task'
+    )
+
+
 def _check_shape(tasks: list[str], continuing: bool) -> None:
-    """One task where one is meant: `butler summarize my notes` (words unquoted) would have
-    been three tasks, and a continued conversation takes one turn at a time."""
-    if len(tasks) < 2:
-        return
-    if click.get_current_context().find_root().meta.get(IMPLICIT_RUN):
-        raise UsageError(
-            f'quote the task: butler "{" ".join(tasks)}" (or `butler run A B` for several tasks)'
-        )
-    if continuing:
+    """A continued conversation takes one turn at a time."""
+    if len(tasks) > 1 and continuing:
         raise UsageError("a conversation is carried on one task at a time: give one task")
 
 

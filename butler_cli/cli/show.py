@@ -15,6 +15,7 @@ from butler_cli.app.parks.parks import PendingApproval, pending_approval
 from butler_cli.cli import render
 from butler_cli.cli.completion import any_park_ids
 from butler_cli.cli.options import Json
+from butler_cli.core.errors import ParkNotFound
 from butler_cli.core.park import ParkState
 from butler_cli.ui.approval import diff_style
 from butler_cli.ui.markup import safe as escape
@@ -35,7 +36,12 @@ def show(
     json_out: Json = False,
 ) -> None:
     """Show one park in full: status, approval, calls, verdicts, decision, results, messages."""
-    state = load_park(park_id)
+    try:
+        state = load_park(park_id)
+    except ParkNotFound as exc:  # `butler show me`: the words were perhaps a task
+        raise ParkNotFound(
+            f'{exc}; to ask the butler, quote the words: butler "show {park_id}"'
+        ) from None
     if json_out:  # the exact arguments, as the park keeps them
         render.print_json(state.model_dump(mode="json"))
     else:
