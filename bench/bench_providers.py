@@ -2,9 +2,9 @@
 
 A loopback server (tests/fake_llm.py) streams the same answer — text in pieces plus two tool
 calls with arguments split across chunks — to (a) the official SDK, iterating the raw stream,
-and (b) the butler's adapter over that same SDK (request mapping, stream assembly, response).
+and (b) the butler's adapter (request mapping over httpx2, stream assembly, response).
 
-Run: python bench/bench_providers.py  (needs the test extras)
+Run: python bench/bench_providers.py  (needs the test and bench extras: the SDKs are peers)
 """
 
 from __future__ import annotations
@@ -58,10 +58,17 @@ def main() -> None:
         ),
     ]:
         model = model_cls(endpoint)
-        client = model.client()
         body = wire(request, "m")
         body.pop("stream", None)
-        direct = client.chat.completions.create if name == "openai" else client.messages.create
+        # the official SDK as the peer (the bench extra): the butler sends without it
+        if name == "openai":
+            import openai
+
+            direct = openai.OpenAI(api_key="k", base_url=endpoint.base_url).chat.completions.create
+        else:
+            import anthropic
+
+            direct = anthropic.Anthropic(api_key="k", base_url=endpoint.base_url).messages.create
         ours, theirs = [], []
         for _ in range(RUNS):
             fake.replies = [Reply(events=stream(TEXT, CALLS)), Reply(events=stream(TEXT, CALLS))]

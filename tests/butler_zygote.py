@@ -49,10 +49,10 @@ PRELOAD = (
     "butler_cli.tools.command",
     "rich.console",
     "rich.markdown",
-    # the providers' SDKs: a test against the fake OpenAI or Anthropic server would import
-    # one in every run (read no key at import: the adapters pass theirs to the client)
-    "openai",
-    "anthropic",
+    # the remote models' adapters and their HTTP client: a test against the fake OpenAI or
+    # Anthropic server would import them in every run (they read no key at import)
+    "butler_cli.providers.remote.openai_chat",
+    "butler_cli.providers.remote.anthropic_messages",
 )
 
 

@@ -152,8 +152,6 @@ LAZY = {
     # third-party libraries a command may never need
     "rich": "the screen: plain, piped and --json output never draw with rich",
     "prompt_toolkit": "the chat's line editor and its prompts",
-    "openai": "a provider's SDK, loaded when that provider is asked",
-    "anthropic": "a provider's SDK, loaded when that provider is asked",
     "butler_cli.tools.mcp_client": "MCP's event loop, anyio and the SDK: only when a server starts",
     "pydantic": "a park's models and @tool's argument models: a round that never parks loads none",
     "pydantic_core": "a park's models: a round that never parks loads none",

@@ -1,5 +1,6 @@
-"""Real SDK clients (openai, anthropic) in the installed butler, against real HTTP servers on
-127.0.0.1 speaking each wire format: streaming, parallel calls, usage, errors, park → resume."""
+"""The remote models (OpenAI's and Anthropic's wire formats) in the installed butler, against real
+HTTP servers on 127.0.0.1 speaking each: streaming, parallel calls, usage, errors, park → resume.
+See tests/test_provider_http.py for what the SDKs' HTTP side did and is kept."""
 
 from __future__ import annotations
 
@@ -259,7 +260,7 @@ def test_config_file_precedence_and_errors(fake, butler, butler_home) -> None:
     assert (butler_home / "config.toml").read_bytes() == before
 
 
-def test_sdks_are_not_imported_for_quick_commands(butler_home) -> None:
+def test_no_http_client_is_imported_for_quick_commands(butler_home) -> None:
     import subprocess
     import sys
 
@@ -267,7 +268,7 @@ def test_sdks_are_not_imported_for_quick_commands(butler_home) -> None:
         "import sys; from butler_cli.cli.main import app\n"
         "for args in (['pending'], ['policy', 'list'], ['memory', 'list'], ['--help']):\n"
         "    try:\n        app(args)\n    except SystemExit:\n        pass\n"
-        "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))"
+        "print(sorted(m for m in ('openai', 'anthropic', 'httpx2') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],

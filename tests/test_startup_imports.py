@@ -35,10 +35,10 @@ runpy.run_path(script, run_name="__main__")
 """
 
 
-def imported_by(args: list[str], home, cwd) -> set[str]:
+def imported_by(args: list[str], home, cwd, **more_env: str) -> set[str]:
     """Every module the installed `butler` imported while running ``args``."""
     out = cwd.parent / "imported.txt"
-    env = {**os.environ, "BUTLER_HOME": str(home)}
+    env = {**os.environ, "BUTLER_HOME": str(home), **more_env}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(out), butler_exe(), *args],
         cwd=cwd,
@@ -216,3 +216,26 @@ def test_a_round_with_mcp_tools_from_the_cache_loads_no_event_loop(
     assert "butler_cli.tools.mcp_hub" in loaded  # the check sees MCP configured at all
     heavy = {"asyncio", "anyio", "mcp", "butler_cli.tools.mcp_client"}
     assert loaded & heavy == set()
+
+
+#: The official SDKs and what they alone bring (their ~470 type modules, pydantic, jiter):
+#: a real model's request is sent over httpx2, the client they are built on (issue 34).
+SDKS = {"openai", "anthropic", "jiter", "pydantic", "pydantic_core"}
+
+
+def test_a_real_models_run_imports_no_sdk(butler_home, workdir, fake) -> None:
+    """Issue 34: a `run` of one prompt to an OpenAI-compatible server and to an Anthropic
+    one sends it over httpx2 and imports neither SDK (openai alone was ~290 ms of CPU)."""
+    from fake_llm import Reply, anthropic_stream, openai_stream
+
+    fake.replies = [Reply(events=openai_stream("local answer"))]
+    local = ["--model", "openai-compatible:local", "--base-url", fake.url + "/v1"]
+    loaded = imported_by(["run", *local, "hi"], butler_home, workdir)
+    assert {"httpx2", "butler_cli.providers.remote.openai_chat"} <= loaded  # it was asked
+    assert {m.split(".")[0] for m in loaded} & SDKS == set()
+    fake.replies = [Reply(events=anthropic_stream("claude answer"))]
+    remote = ["--model", "anthropic:claude-test", "--base-url", fake.url]
+    loaded = imported_by(["run", *remote, "hi"], butler_home, workdir, ANTHROPIC_API_KEY="k")
+    assert "butler_cli.providers.remote.anthropic_messages" in loaded
+    assert {m.split(".")[0] for m in loaded} & SDKS == set()
+    assert len(fake.requests) == 2

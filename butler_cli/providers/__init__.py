@@ -2,8 +2,8 @@
 
 The scripted model is for offline runs and tests; the remote kinds pair a wire-format adapter
 with where it is served (base URL) and which environment variable holds its key. The remote
-adapters (:mod:`butler_cli.providers.remote`) load only when a remote model is built, their
-SDKs only when it is first called: a scripted run loads neither.
+adapters (:mod:`butler_cli.providers.remote`, and the HTTP client they send with) load only
+when a remote model is built: a scripted run loads none.
 """
 
 from __future__ import annotations

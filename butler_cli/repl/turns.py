@@ -78,7 +78,7 @@ class Chat:
         butler = Butler.build(opts, grants=GrantBook())  # grants live in this session only
         client = getattr(butler.provider, "client", None)
         if callable(client):
-            client()  # import the provider's SDK now, while the person is still typing
+            client()  # make the provider's HTTP client now, while the person is still typing
         conversation = Conversation(butler, opts)
         if saved is not None:
             conversation.adopt(saved)

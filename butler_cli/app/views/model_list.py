@@ -1,4 +1,4 @@
-"""The models a provider offers (its ``/models``, through its SDK), cached briefly in the home
+"""The models a provider offers (its ``/models``), cached briefly in the home
 so `butler models openai` twice in a row asks the server once."""
 
 from __future__ import annotations

@@ -2,5 +2,6 @@
 and what they share (:mod:`.common`: keys, base URLs, errors, retries).
 
 Loaded only when a remote model is built (the one named lazy point, in
-``butler_cli/providers/__init__.py``); each adapter loads its SDK only when it first calls.
+``butler_cli/providers/__init__.py``); the requests go over httpx2 (:mod:`.http`), the
+client the official SDKs are built on, without importing the SDKs.
 """

@@ -1,19 +1,24 @@
-"""Anthropic Messages: the wire format, spoken through the official SDK, streamed.
+"""Anthropic Messages: the wire format, sent over httpx2 (:mod:`.http`), streamed.
 
 Our message blocks are already this API's blocks, so the mapping is mostly a dump; tool-call
-arguments arrive as ``input_json_delta`` pieces and are parsed once the block stops.
+arguments arrive as ``input_json_delta`` pieces and are parsed once the block stops. The events
+are read as JSON, each field checked where it is used (the official SDK, no longer imported,
+cost over a second of CPU to import).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from butler_cli.core.errors import ModelError
 from butler_cli.core.messages import Message, ToolUseBlock, model_call
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
 from butler_cli.memory.block import CLOSE, OPEN
+from butler_cli.providers.remote.chat_stream import sse_events
 from butler_cli.providers.remote.common import (
     ENDED_EARLY,
     RemoteModel,
@@ -22,6 +27,14 @@ from butler_cli.providers.remote.common import (
     cut_off,
     mark_started,
 )
+from butler_cli.providers.remote.http import Wire
+
+#: Where ``anthropic:`` models are served when no base URL is given (nor ANTHROPIC_BASE_URL,
+#: which the official SDK read too), and the API version every request names.
+ANTHROPIC_API = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+#: Pages of ``/v1/models`` read at most (a thousand models each).
+MODEL_PAGES = 20
 
 #: The longest answer asked for when no ``-o max_tokens`` is given: each model family's own
 #: output limit (first matching prefix), so an answer is never cut short by us. A model we do
@@ -193,7 +206,19 @@ class _Calls:
         return calls, malformed
 
 
-def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> ModelResponse:
+def _obj(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one: a field of the wrong kind reads
+    as missing."""
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def read_events(
+    events: Iterable[dict[str, Any]], on_text: Callable[[str], None] | None = None
+) -> ModelResponse:
     """Assemble a streamed message: text deltas, tool_use blocks with JSON deltas, usage."""
     text: list[str] = []
     calls = _Calls()
@@ -205,34 +230,34 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
     try:
         for event in events:
             started = True
-            kind = getattr(event, "type", "")
+            kind, index = event.get("type"), event.get("index")
             if kind == "message_stop":
                 stopped = True
             elif kind == "message_start":
-                u = getattr(event.message, "usage", None)
-                reported = reported or getattr(u, "input_tokens", None) is not None
-                usage["input"] = getattr(u, "input_tokens", 0) or 0
-                usage["cache_read"] = getattr(u, "cache_read_input_tokens", 0) or 0
-                usage["cache_write"] = getattr(u, "cache_creation_input_tokens", 0) or 0
-                usage["output"] = getattr(u, "output_tokens", 0) or 0
+                u = _obj(_obj(event.get("message")).get("usage"))
+                reported = reported or u.get("input_tokens") is not None
+                usage["input"] = _count(u.get("input_tokens"))
+                usage["cache_read"] = _count(u.get("cache_read_input_tokens"))
+                usage["cache_write"] = _count(u.get("cache_creation_input_tokens"))
+                usage["output"] = _count(u.get("output_tokens"))
             elif kind == "content_block_start":
-                block = event.content_block
-                if block.type == "tool_use":
+                block = _obj(event.get("content_block"))
+                if block.get("type") == "tool_use" and isinstance(index, int):
                     # some compatible servers put the whole input here and send no deltas
-                    whole = getattr(block, "input", None)
-                    calls.start(event.index, block.id, block.name, whole)
+                    calls.start(index, block.get("id"), block.get("name"), block.get("input"))
             elif kind == "content_block_delta":
-                delta = event.delta
-                if delta.type == "text_delta":
-                    text.append(delta.text)
+                delta = _obj(event.get("delta"))
+                if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+                    text.append(delta["text"])
                     if on_text is not None:
-                        on_text(delta.text)
-                elif delta.type == "input_json_delta":
-                    calls.piece(event.index, delta.partial_json)
+                        on_text(delta["text"])
+                elif delta.get("type") == "input_json_delta" and isinstance(index, int):
+                    calls.piece(index, delta.get("partial_json"))
             elif kind == "message_delta":
-                stop = getattr(event.delta, "stop_reason", None) or stop
-                out = getattr(getattr(event, "usage", None), "output_tokens", None)
-                if out is not None:
+                reason = _obj(event.get("delta")).get("stop_reason")
+                stop = reason if isinstance(reason, str) and reason else stop
+                out = _obj(event.get("usage")).get("output_tokens")
+                if isinstance(out, int):
                     usage["output"], reported = out, True
     except Exception as exc:
         if started:
@@ -252,55 +277,103 @@ def read_events(events: Any, on_text: Callable[[str], None] | None = None) -> Mo
     )
 
 
-def read_message(message: Any) -> ModelResponse:
+def stream_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The stream's events as JSON objects (``ping`` skipped); an ``error`` event (an
+    overloaded API mid-answer, say) raises StreamFailure with its message."""
+    for name, data in sse_events(lines):
+        if name == "ping":
+            continue
+        try:
+            event = json.loads(data)
+        except ValueError:
+            raise StreamFailure("the server sent an event that is not JSON") from None
+        if not isinstance(event, dict):
+            continue
+        if name == "error" or event.get("type") == "error":
+            error = _obj(event.get("error"))
+            message = error.get("message")
+            words = " ".join(message.split())[:300] if isinstance(message, str) else ""
+            raise StreamFailure(words or "the server reported an error inside the stream")
+        yield event
+
+
+def read_message(message: object) -> ModelResponse:
     """A message sent whole (``--no-stream``), read with the stream's rules."""
     text: list[str] = []
     calls = _Calls()
-    for index, block in enumerate(getattr(message, "content", None) or []):
-        kind = getattr(block, "type", "")
+    whole = _obj(message)
+    content = whole.get("content")
+    for index, item in enumerate(content if isinstance(content, list) else []):
+        block = _obj(item)
+        kind = block.get("type")
         if kind == "text":
-            text.append(str(getattr(block, "text", "") or ""))
+            text.append(str(block.get("text") or ""))
         elif kind == "tool_use":
-            calls.start(index, block.id, block.name, getattr(block, "input", None))
-    u = getattr(message, "usage", None)
+            calls.start(index, block.get("id"), block.get("name"), block.get("input"))
+    u = whole.get("usage")
     tool_calls, malformed = calls.blocks()
     usage = (
         Usage(
-            getattr(u, "input_tokens", 0) or 0,
-            getattr(u, "output_tokens", 0) or 0,
-            getattr(u, "cache_read_input_tokens", 0) or 0,
-            getattr(u, "cache_creation_input_tokens", 0) or 0,
+            _count(u.get("input_tokens")),
+            _count(u.get("output_tokens")),
+            _count(u.get("cache_read_input_tokens")),
+            _count(u.get("cache_creation_input_tokens")),
         )
-        if u is not None
+        if isinstance(u, dict)
         else Usage.unknown()
     )
-    stop = getattr(message, "stop_reason", None)
+    stop = whole.get("stop_reason")
     return ModelResponse(
-        "".join(text), tool_calls, _STOP.get(stop or "", "end_turn"), usage, malformed
+        "".join(text),
+        tool_calls,
+        _STOP.get(stop if isinstance(stop, str) else "", "end_turn"),
+        usage,
+        malformed,
     )
 
 
 class AnthropicModel(RemoteModel):
     """A model behind the Anthropic Messages API (``anthropic:``)."""
 
-    def new_client(self, key: str) -> Any:
-        import anthropic
+    def new_client(self, key: str) -> Wire:
+        base = self.endpoint.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
+        return Wire(base, {"x-api-key": key, "anthropic-version": API_VERSION})
 
-        return self.guarded(anthropic.Anthropic, anthropic.DefaultHttpxClient, key)
+    def listed(self) -> list[str]:
+        """Every page of ``/v1/models`` (each names the last id, the next starts after it)."""
+        ids: list[str] = []
+        params = {"limit": "1000"}
+        for _ in range(MODEL_PAGES):
+            page = _obj(self.client().get("v1/models", params).json())
+            data = page.get("data")
+            ids += [str(m["id"]) for m in data or [] if isinstance(m, dict) and "id" in m]
+            last = page.get("last_id")
+            if page.get("has_more") is not True or not isinstance(last, str) or not last:
+                break
+            params = {"limit": "1000", "after_id": last}
+        return ids
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         return to_wire(request, self.endpoint.model, self.endpoint.options)
 
     def streamed(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
-        events = self.client().messages.create(stream=True, **body)
-        try:
-            return read_events(events, request.on_text)
-        except StreamFailure:
-            raise
-        except Exception as exc:
-            if cut_off(exc):
-                raise StreamFailure(ENDED_EARLY, early_end=True) from exc
-            raise
+        with self.client().stream("v1/messages", {**body, "stream": True}) as response:
+            try:
+                return read_events(stream_events(response.iter_lines()), request.on_text)
+            except StreamFailure:
+                raise
+            except Exception as exc:
+                if cut_off(exc):
+                    raise StreamFailure(ENDED_EARLY, early_end=True) from exc
+                raise
 
     def whole(self, body: dict[str, Any]) -> ModelResponse:
-        return read_message(self.client().messages.create(stream=False, **body))
+        raw = self.client().post("v1/messages", {**body, "stream": False})
+        try:
+            payload = json.loads(raw.text)
+        except ValueError:
+            raise ModelError(
+                f"anthropic answered with something that is not JSON ({self.endpoint.where})",
+                code="provider_error",
+            ) from None
+        return read_message(payload)

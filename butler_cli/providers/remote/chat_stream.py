@@ -16,7 +16,7 @@ and ``tests/captures/`` holds what each one sends:
 - a gateway may give every fragment of one call a delta (or an index) of its own, each
   repeating the call's id: a call is assembled by its id, whatever the framing.
 
-The stream is read as plain SSE lines (the SDK still sends the request, checks the status and
+The stream is read as plain SSE lines (:mod:`.http` sends the request, checks the status and
 raises for an error status), so ``[DONE]`` is seen: a stream that ends with neither a finish
 reason nor ``[DONE]`` is a failure, never a short answer.
 """
@@ -132,22 +132,32 @@ class _Assembly:
 
 
 def sse_data(lines: Iterable[str]) -> Iterator[str]:
-    """The ``data`` of each server-sent event (comments and other fields skipped; an event
-    cut off by the end of the stream is still given)."""
+    """The ``data`` of each server-sent event (see :func:`sse_events`)."""
+    return (data for _, data in sse_events(lines))
+
+
+def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Each server-sent event that carries data, as its name (``message`` when it names none)
+    and its data (comments and other fields skipped; an event cut off by the end of the stream
+    is still given)."""
+    event = "message"
     data: list[str] = []
     for line in lines:
         if not line:
             if data:
-                yield "\n".join(data)
-                data = []
+                yield event, "\n".join(data)
+            event, data = "message", []
             continue
         if line.startswith(":"):
             continue
         name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
         if name == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
+            data.append(value)
+        elif name == "event":
+            event = value
     if data:
-        yield "\n".join(data)
+        yield event, "\n".join(data)
 
 
 def read_stream(

@@ -1,10 +1,10 @@
 """What the real providers share: keys, base URLs, error mapping and rate-limit retries.
 
-Adapters (wire formats) live in the modules beside this one; this holds the provider side —
-the client's key, base URL and how its failures become one clear line. Both official SDKs name their
-exceptions alike (AuthenticationError, NotFoundError, RateLimitError, APIConnectionError…), so
-one mapping serves both. Keys are read from the environment (or the stored keys) and never
-written anywhere by the providers.
+Adapters (wire formats) live in the modules beside this one, their requests in :mod:`.http`;
+this holds the provider side — the client's key, base URL and how its failures become one clear
+line. Both wire formats fail alike (an error status with the server's words, or no answer at
+all), so one mapping serves both. Keys are read from the environment (or the stored keys) and
+never written anywhere by the providers.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from butler_cli.core.errors import ModelError, UsageError
@@ -22,6 +22,9 @@ from butler_cli.core.notices import notice as say
 from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.store.stored_keys import key_from
 from butler_cli.tools.redact import mask_text, remember_secret
+
+if TYPE_CHECKING:  # the client's module imports httpx2, and this one's errors
+    from butler_cli.providers.remote.http import Wire
 
 T = TypeVar("T")
 RATE_LIMIT_TRIES = 4
@@ -78,36 +81,45 @@ class Endpoint:
         return self.base_url or f"the {self.provider} API"
 
 
+class StatusError(Exception):
+    """The server answered with a status that is not a success: its code, its body (parsed
+    JSON, else its text) and its Retry-After."""
+
+    def __init__(self, status_code: int, body: object, retry_after: str | None = None) -> None:
+        self.status_code = status_code
+        self.body = body
+        self.retry_after = retry_after
+        super().__init__(f"HTTP {status_code}: {server_words(body, status_code)}")
+
+
+class Unreachable(Exception):
+    """The request got no answer: no connection, a TLS or proxy failure, a server that hung up
+    before answering, or no answer in time."""
+
+
 class RemoteModel:
-    """What both SDK-backed models share: the key read once (a missing key stops the build),
-    a client made on first use (so the SDK is imported only then), and bounded retries."""
+    """What both remote models share: the key read once (a missing key stops the build), a
+    client made on first use, and bounded retries."""
 
     def __init__(self, endpoint: Endpoint, notice: Callable[[str], None] | None = None) -> None:
         self.endpoint = endpoint
         self.spec = f"{endpoint.provider}:{endpoint.model}"
         self._key = endpoint.key()
         self._notice = notice or say
-        self._client: Any = None
+        self._client: Wire | None = None
 
-    def client(self) -> Any:
+    def client(self) -> Wire:
         if self._client is None:
             self._client = self.new_client(self._key)
         return self._client
 
-    def new_client(self, key: str) -> Any:
+    def new_client(self, key: str) -> Wire:
+        """The server's client (see :mod:`.http`), its requests carrying ``key``."""
         raise NotImplementedError
 
-    def guarded(self, make: Callable[..., Any], http: Callable[..., Any], key: str) -> Any:
-        """An SDK's client with the guards every provider gets: no retries of its own
-        (``complete`` retries, bounded), two minutes a request, and a redirect is an error,
-        never followed — the key goes to the URL it is for only."""
-        return make(
-            api_key=key,
-            base_url=self.endpoint.base_url,
-            max_retries=0,
-            timeout=120,
-            http_client=http(follow_redirects=False),
-        )
+    def listed(self) -> list[str]:
+        """The ids of the models the server lists."""
+        raise NotImplementedError
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The request as this wire format sends it (without ``stream``)."""
@@ -160,9 +172,10 @@ class RemoteModel:
         return with_retries(lambda: self.stream(request), self.endpoint, self._notice)
 
     def offered(self) -> list[str]:
-        """The ids of the models the server lists (its ``/models``), through the SDK."""
+        """The ids of the models the server lists (its ``/models``), sorted; one line for a
+        failure."""
         try:
-            return sorted({str(m.id) for m in self.client().models.list()})
+            return sorted(set(self.listed()))
         except Exception as exc:
             raise map_error(exc, self.endpoint) from exc
 
@@ -205,7 +218,7 @@ def mark_started(exc: BaseException) -> BaseException:
 
 
 def map_error(exc: BaseException, endpoint: Endpoint) -> ModelError:
-    """One clear line for an SDK failure. Never includes the key or request headers: a key
+    """One clear line for a failed request. Never includes the key or request headers: a key
     the server echoed back is masked."""
     error = _mapped(exc, endpoint)
     masked = mask_text(error.message)
@@ -238,7 +251,7 @@ AGAIN_WHOLE = "asked again without streaming: its stream held no answer"
 def cut_off(exc: BaseException) -> bool:
     """Whether ``exc`` is the connection closing before the response body was whole (a
     chunked stream without its last chunk): the same early end, seen one layer down."""
-    kind = type(exc)  # httpx's, which both SDKs are built on (named: no import for a check)
+    kind = type(exc)  # httpx2's (named: this module imports no HTTP client)
     return kind.__name__ == "RemoteProtocolError" and kind.__module__.startswith("httpx")
 
 
@@ -282,10 +295,9 @@ def origin(url: str) -> tuple[str, str, int | None]:
 def _mapped(exc: BaseException, endpoint: Endpoint) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
-    name = type(exc).__name__
     status = status_of(exc)
     detail = _detail(exc)
-    if name in ("APIConnectionError", "APITimeoutError") or status is None and "Connection" in name:
+    if isinstance(exc, Unreachable):
         return ModelError(f"cannot reach {endpoint.where} ({detail})", code="unreachable")
     if status is not None and 300 <= status < 400:
         return ModelError(
@@ -352,23 +364,28 @@ def status_of(exc: BaseException) -> int | None:
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    response: Any = getattr(exc, "response", None)
+    value = exc.retry_after if isinstance(exc, StatusError) else None
     try:
-        value = response.headers.get("retry-after") if response is not None else None
         return float(value) if value else None
-    except (TypeError, ValueError, AttributeError):
+    except ValueError:
         return None
 
 
 def _detail(exc: BaseException) -> str:
-    body: Any = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        message = err.get("message") if isinstance(err, dict) else None
-        if isinstance(message, str):
-            return message[:300]
+    if isinstance(exc, StatusError):
+        return server_words(exc.body, exc.status_code)
     text = " ".join(str(exc).split())
     return (text or type(exc).__name__)[:300]
+
+
+def server_words(body: object, status: int) -> str:
+    """What an error body says: its ``error.message`` (OpenAI, Anthropic, LiteLLM), its
+    ``error`` when that is text (Ollama), else the body itself; ``HTTP status`` when empty."""
+    error = body.get("error", body) if isinstance(body, dict) else body
+    message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str):
+        message = json.dumps(body, ensure_ascii=False)
+    return " ".join(message.split())[:300] or f"HTTP {status}"
 
 
 def looks_like_context(detail: str) -> bool:

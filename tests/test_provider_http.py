@@ -1,0 +1,196 @@
+"""What the official SDKs did for the remote models, kept by the butler's own requests (issue 34:
+they are sent over httpx2, the SDKs' own HTTP client, without importing the SDKs): each error
+status as one line, a rate limit retried a bounded number of times, a server that
+hangs up before answering, proxies named by the environment (HTTP_PROXY, NO_PROXY), the TLS roots
+named by SSL_CERT_FILE. Real servers on 127.0.0.1, the installed butler in a subprocess."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import json_lines
+from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream
+
+KEY = "sk-test-DO-NOT-LEAK-1234567890"
+MODELS = {
+    "openai": ("openai:gpt-test", "/v1", "OPENAI_API_KEY"),
+    "anthropic": ("anthropic:claude-test", "", "ANTHROPIC_API_KEY"),
+}
+
+
+def failure(butler, kind: str, url: str, **env: str) -> tuple[int, str, str]:
+    """`butler run --json` against ``url``: its exit code, the task's error line, its stderr."""
+    model, suffix, key_env = MODELS[kind]
+    r = butler(
+        "run",
+        "--model",
+        model,
+        "--base-url",
+        url + suffix,
+        "hi",
+        "--json",
+        env={key_env: KEY, **env},
+    )
+    assert "Traceback" not in r.stderr and KEY not in r.stdout + r.stderr
+    [result] = json_lines(r.stdout)
+    assert result["status"] == "failed", result
+    return r.returncode, result["error"], r.stderr
+
+
+def raw_reply(status: str, body: bytes, content_type: str = "text/plain") -> Reply:
+    head = f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
+    return Reply(raw=head.encode() + b"connection: close\r\n\r\n" + body)
+
+
+@pytest.mark.parametrize(
+    "kind,reply,needle",
+    [
+        ("openai", Reply(401, body={"error": {"message": "bad key"}}), "check OPENAI_API_KEY"),
+        ("openai", Reply(403, body={"error": {"message": "no"}}), "refused the API key (403)"),
+        (
+            "anthropic",
+            Reply(
+                401,
+                body={
+                    "type": "error",
+                    "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+                },
+            ),
+            "check ANTHROPIC_API_KEY",
+        ),
+        (
+            "openai",
+            Reply(404, body={"error": "model 'gpt-test' not found"}),
+            "model 'gpt-test' not found",
+        ),
+        (
+            "anthropic",
+            Reply(
+                529,
+                body={
+                    "type": "error",
+                    "error": {"type": "overloaded_error", "message": "Overloaded"},
+                },
+            ),
+            "anthropic failed (529): Overloaded",
+        ),
+        (
+            "openai",
+            raw_reply("503 Service Unavailable", b"upstream down"),
+            "openai failed (503): upstream down",
+        ),
+        (
+            "openai",
+            Reply(
+                400,
+                body={"error": {"message": "This model's maximum context length is 8192 tokens"}},
+            ),
+            "too long for 'gpt-test'",
+        ),
+    ],
+)
+def test_an_error_status_is_one_line(kind, reply, needle, fake, butler) -> None:
+    fake.replies = [reply]
+    returncode, error, _ = failure(butler, kind, fake.url)
+    assert returncode == 1 and needle in error, error
+    assert len(fake.requests) == 1  # an error status is not retried (only a rate limit is)
+
+
+def test_a_rate_limit_is_retried_four_times_then_named(fake, butler) -> None:
+    limited = Reply(429, body={"error": {"message": "slow down"}}, headers={"retry-after": "0.01"})
+    fake.replies = [limited] * 4 + [Reply(events=openai_stream("too late"))]
+    returncode, error, stderr = failure(butler, "openai", fake.url)
+    assert returncode == 1 and "openai kept rate limiting the request" in error, error
+    assert len(fake.requests) == 4 and stderr.count("rate limited the request; retrying") == 3
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_a_server_that_hangs_up_before_answering_is_unreachable(kind, butler) -> None:
+    """The connection is taken and closed without a response: the request never reached a
+    model, so it is `unreachable` — as the SDKs said — never a model's answer."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        returncode, error, _ = failure(butler, kind, url)
+    finally:
+        listener.close()
+    assert returncode == 1 and error.startswith(f"cannot reach {url}"), error
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_the_proxy_the_environment_names_carries_the_request(kind, fake, butler) -> None:
+    """HTTP_PROXY is honoured as httpx honours it (and NO_PROXY skips it): the request goes to
+    the proxy, in absolute form, and never straight to the server."""
+    proxy = FakeLLM()
+    stream = openai_stream if kind == "openai" else anthropic_stream
+    try:
+        proxy.replies = [Reply(events=stream("through the proxy"))]
+        model, suffix, key_env = MODELS[kind]
+        args = ["run", "--model", model, "--base-url", fake.url + suffix, "hi"]
+        env = {key_env: KEY, "HTTP_PROXY": proxy.url, "http_proxy": proxy.url, "NO_PROXY": ""}
+        r = butler(*args, env={**env, "no_proxy": ""})
+        assert r.returncode == 0 and "through the proxy" in r.stdout, r.stderr
+        assert fake.requests == [] and proxy.requests[0]["path"].startswith(fake.url + "/v1/")
+        fake.replies = [Reply(events=stream("straight"))]
+        r = butler(*args, env={**env, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"})
+        assert r.returncode == 0 and "straight" in r.stdout, r.stderr
+        assert len(proxy.requests) == 1 and len(fake.requests) == 1
+    finally:
+        proxy.close()
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (openssl, as a person makes one)."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
+        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_tls_trusts_the_roots_ssl_cert_file_names(kind, certificate, butler) -> None:
+    """An HTTPS server whose certificate no system root signed: refused (unreachable, nothing
+    sent), until SSL_CERT_FILE names it."""
+    cert, key = certificate
+    server = FakeLLM()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+    url = server.url.replace("http://", "https://")
+    stream = openai_stream if kind == "openai" else anthropic_stream
+    try:
+        returncode, error, _ = failure(butler, kind, url, SSL_CERT_FILE="")
+        assert returncode == 1 and error.startswith(f"cannot reach {url}"), error
+        assert server.requests == []
+        server.replies = [Reply(events=stream("over TLS"))]
+        model, suffix, key_env = MODELS[kind]
+        r = butler(
+            "run", "--model", model, "--base-url", url + suffix, "hi",
+            env={key_env: KEY, "SSL_CERT_FILE": str(cert)},
+        )  # fmt: skip
+        assert r.returncode == 0 and "over TLS" in r.stdout, r.stderr
+    finally:
+        server.close()
