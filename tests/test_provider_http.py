@@ -6,6 +6,7 @@ named by SSL_CERT_FILE. Real servers on 127.0.0.1, the installed butler in a sub
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import subprocess
@@ -194,3 +195,14 @@ def test_tls_trusts_the_roots_ssl_cert_file_names(kind, certificate, butler) -> 
         assert r.returncode == 0 and "over TLS" in r.stdout, r.stderr
     finally:
         server.close()
+
+
+def test_an_error_event_inside_an_anthropic_stream_fails_the_task(fake, butler) -> None:
+    """Anthropic reports an overload mid-answer as an ``error`` event in a 200 stream: the
+    task fails with its words, the text before it is not taken as the answer."""
+    frames = anthropic_stream("half an ans")[:3]
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    fake.replies = [Reply(events=[*frames, f"event: error\ndata: {json.dumps(error)}\n\n"])]
+    returncode, message, _ = failure(butler, "anthropic", fake.url)
+    assert returncode == 1 and "anthropic failed: Overloaded" in message, message
+    assert len(fake.requests) == 1

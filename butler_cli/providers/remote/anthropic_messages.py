@@ -18,7 +18,7 @@ from butler_cli.core.errors import ModelError
 from butler_cli.core.messages import Message, ToolUseBlock, model_call
 from butler_cli.core.provider import ModelRequest, ModelResponse, StopReason, Usage
 from butler_cli.memory.block import CLOSE, OPEN
-from butler_cli.providers.remote.chat_stream import sse_events
+from butler_cli.providers.remote.chat_stream import error_text, sse_events
 from butler_cli.providers.remote.common import (
     ENDED_EARLY,
     RemoteModel,
@@ -290,10 +290,7 @@ def stream_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         if not isinstance(event, dict):
             continue
         if name == "error" or event.get("type") == "error":
-            error = _obj(event.get("error"))
-            message = error.get("message")
-            words = " ".join(message.split())[:300] if isinstance(message, str) else ""
-            raise StreamFailure(words or "the server reported an error inside the stream")
+            raise StreamFailure(error_text(event.get("error")))
         yield event
 
 

@@ -181,7 +181,7 @@ def read_stream(
         if not isinstance(chunk, dict):
             continue
         if chunk.get("error"):
-            raise StreamFailure(_error_text(chunk["error"]))
+            raise StreamFailure(error_text(chunk["error"]))
         _take_chunk(got, chunk, on_text)
     if got.empty:  # the server's answer, or its error, is only in a request not streamed
         raise StreamFailure(SENT_NOTHING, early_end=not got.done, nothing=True)
@@ -196,7 +196,7 @@ def read_whole(payload: object) -> ModelResponse:
     if not isinstance(payload, dict):
         raise StreamFailure("the server's answer is not a JSON object")
     if payload.get("error"):
-        raise StreamFailure(_error_text(payload["error"]))
+        raise StreamFailure(error_text(payload["error"]))
     got = _Assembly()
     choices = payload.get("choices")
     for choice in choices if isinstance(choices, list) else []:
@@ -277,7 +277,7 @@ def usage_of(raw: dict[str, Any]) -> Usage:
     )
 
 
-def _error_text(error: object) -> str:
+def error_text(error: object) -> str:
     if isinstance(error, dict):
         message = error.get("message")
         if isinstance(message, str) and message:
