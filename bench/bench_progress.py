@@ -6,6 +6,12 @@ block made), in the same run. Target: the butler's own time on a terminal ≤ 0.
 nothing. The scripted model answers at once, so a round is all butler: the spinner shown and
 erased around each model call, one line per tool call.
 
+Also (issue 34) a round in a real `run` on a terminal: the session's own toolbox (masking, the
+gate's watch over the folders of a real home, config and keys; ``open_session``) calling a
+built-in read-only tool (``now``: no watch after it) and a benign tool the butler cannot vouch
+for (``tick`` given the session's watch: the watch runs after it, as after any plug-in's,
+server's or moving tool).
+
 Run: python bench/bench_progress.py [--before DIR]
 
 ``--before DIR`` also runs this file against the butler_cli in DIR (a ``git worktree`` of an
@@ -19,6 +25,7 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +56,34 @@ def terminal() -> tuple[io.TextIOWrapper, subprocess.Popen[bytes]]:
     return open(slave, "w", encoding="utf-8"), drain  # noqa: SIM115
 
 
-def round_cost(observer_for: Any) -> float:
-    turns = [{"tool_calls": [{"name": "tick", "arguments": {"i": i}}]} for i in range(ROUNDS)]
+def ticking() -> Toolbox:
+    return Toolbox([FunctionToolset([(ToolSpec("tick", "tick", {"type": "object"}), tick)])])
+
+
+def session_toolboxes(root: Path) -> tuple[Toolbox, Toolbox]:
+    """The toolbox a real `run` builds (``open_session``: the built-ins, masking, the gate's
+    watch), and a masking toolbox of ``tick`` under that same watch, run after every call."""
+    from butler_cli.app.config.options import RunOptions
+    from butler_cli.app.run.session import open_session
+    from butler_cli.tools.masking import MaskingToolbox
+
+    (root / "home").mkdir()
+    (root / "plan.json").write_text('{"turns": [{"text": "done"}]}')
+    model = f"scripted:{root / 'plan.json'}"
+    session = open_session(RunOptions(model=model), cwd=root, home=root / "home")
+    real = session.toolbox
+    watched = MaskingToolbox(ticking().toolsets)
+    if hasattr(real, "watch"):  # issue 34: the watch runs after calls not declared ours + read-only
+        watched.watch = real.watch
+    else:  # before: after every call
+        watched.after = real.after  # type: ignore[attr-defined]
+    return real, watched
+
+
+def round_cost(observer_for: Any, toolbox: Toolbox | None = None, name: str = "tick") -> float:
+    turns = [{"tool_calls": [{"name": name, "arguments": {}}]} for i in range(ROUNDS)]
     script = Script.from_dict({"turns": [*turns, {"text": "done"}]})
-    toolbox = Toolbox([FunctionToolset([(ToolSpec("tick", "tick", {"type": "object"}), tick)])])
+    toolbox = toolbox or ticking()
     config = LoopConfig(max_rounds=ROUNDS)
 
     def once() -> None:
@@ -75,18 +106,29 @@ def rows() -> list[tuple[str, float]]:
     from butler_cli.ui.progress import Progress
 
     file, drain = terminal()
+    tmp = tempfile.TemporaryDirectory()
     try:
         console = Console(file=file, highlight=False, soft_wrap=True)
         assert console.is_terminal
+        real, watched = session_toolboxes(Path(tmp.name))
         found = [
             ("baseline: the tool and its result block", baseline_round_cost(ROUNDS)),
             ("loop, no progress (as with --json)", round_cost(lambda: None)),
             ("loop + run's progress on a pty", round_cost(lambda: Progress(console))),
             ("loop + the chat's progress on a pty", round_cost(lambda: ChatProgress(console))),
+            (
+                "a real run's round on a pty: `now` through the session's toolbox",
+                round_cost(lambda: Progress(console), real, "now"),
+            ),
+            (
+                "a real run's round on a pty: a tool under the session's gate watch",
+                round_cost(lambda: Progress(console), watched),
+            ),
         ]
     finally:
         file.close()
         drain.wait()
+        tmp.cleanup()
     return found
 
 

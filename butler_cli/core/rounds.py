@@ -117,6 +117,7 @@ def _one(
         if started is not None:
             started(call)
         result = toolbox.run(call)
+        toolbox.ran(call)  # may stop the task before anything is recorded
     if kept:
         journal.record_result(result)
     finished(call, result, time.perf_counter() - began)
@@ -158,6 +159,7 @@ def _together(
 
     def after(i: int, outcome: ToolResultBlock | BaseException, seconds: float) -> None:
         call = to_run[i]
+        toolbox.ran(call)  # on this thread: may stop the task (and the calls still running)
         if isinstance(outcome, BaseException):  # the toolbox answers failures; this is a bug
             outcome = error_result(call.id, f"{call.name} failed: {type(outcome).__name__}")
         if kept:

@@ -31,6 +31,11 @@ class ToolSpec:
     connection bound to one thread) says ``False``: its calls then run on the loop's own
     thread, one at a time, after the others of the round have ended. Governed tools always
     run that way.
+
+    ``read_only``: the tool only reads, in this process — it cannot move or replace a folder.
+    After a round of nothing but such calls the gate's watch is not run (it costs more than
+    the round). Honoured only for the butler's own tools (the session decides which:
+    ``Equipment.unwatched``); a plug-in's or an MCP server's claim is never taken on its word.
     """
 
     name: str
@@ -39,6 +44,7 @@ class ToolSpec:
     default_verdict: Verdict | None = None
     path_args: tuple[str, ...] = ()
     thread_safe: bool = True
+    read_only: bool = False
 
     def definition(self) -> ToolDefinition:
         return ToolDefinition(self.name, self.description, self.input_schema)
@@ -145,6 +151,11 @@ class Toolbox:
         gate = self.gate_for(call.name)
         assert gate is not None
         return gate.describe(call.name, dict(call.input))
+
+    def ran(self, call: ToolUseBlock) -> None:
+        """Called on the loop's own thread as soon as ``call`` has run, before its result is
+        recorded or shown (a tool on a thread of its own could not stop the task by raising):
+        a subclass checks here what the call may have changed. Nothing by default."""
 
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         """Execute a cleared call. Never classifies (spec G4); unknown name → error result."""

@@ -110,7 +110,9 @@ class MemoryTools:
                     self.remember,
                 ),
                 (
-                    ToolSpec("recall", RECALL_DESCRIPTION, _RECALL, thread_safe=False),
+                    ToolSpec(
+                        "recall", RECALL_DESCRIPTION, _RECALL, thread_safe=False, read_only=True
+                    ),
                     self.recall,
                 ),
                 (

@@ -14,5 +14,7 @@ def now(_args: dict[str, Any]) -> str:
 
 
 def clock_toolset() -> FunctionToolset:
-    spec = ToolSpec("now", "The current local date and time with its zone.", {"type": "object"})
+    spec = ToolSpec(
+        "now", "The current local date and time with its zone.", {"type": "object"}, read_only=True
+    )
     return FunctionToolset([(spec, now)])

@@ -132,11 +132,16 @@ class FileTools:
         return "\n".join(lines) if lines else "No matching files."
 
     def benign(self) -> FunctionToolset:
-        search = ToolSpec("search_files", "Find files by glob under a root.", _SEARCH)
+        """Reading only, in this process (``read_only``: no gate watch after them)."""
+        search = ToolSpec(
+            "search_files", "Find files by glob under a root.", _SEARCH, read_only=True
+        )
+        read = ToolSpec("read_file", "Read a text file.", _PATH_ONLY, read_only=True)
+        listing = ToolSpec("list_dir", "List a directory.", _PATH_ONLY, read_only=True)
         return FunctionToolset(
             [
-                (ToolSpec("read_file", "Read a text file.", _PATH_ONLY), self.read_file),
-                (ToolSpec("list_dir", "List a directory.", _PATH_ONLY), self.list_dir),
+                (read, self.read_file),
+                (listing, self.list_dir),
                 (search, self.search_files),
             ]
         )

@@ -31,6 +31,12 @@ class LoadedTools:
         """The plug-in, its target and its package (read from the package's metadata now)."""
         return _where(self.entry_point)
 
+    @property
+    def ours(self) -> bool:
+        """Whether the plug-in is the butler's own (its built-ins): only their
+        ``read_only`` claims are believed (see ``ToolSpec``)."""
+        return _from_butler(self.entry_point)
+
 
 def _where(ep: FoundEntryPoint) -> str:
     dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown package"

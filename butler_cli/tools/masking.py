@@ -16,13 +16,26 @@ class MaskingToolbox(Toolbox):
     """A toolbox whose results pass through :func:`mask_text`: what a tool brings back (a
     program's output, a server's answer) reaches the model, the screen and the park masked."""
 
-    #: Called after every tool call (the gate's watch: raises when its folders moved).
-    after: Callable[[], None] | None = None
+    #: The gate's watch (raises when its folders moved): run on the loop's thread after every
+    #: call not in :attr:`unwatched`, and before a park is written or a task ends
+    #: (``check_gate``).
+    watch: Callable[[], None] | None = None
+    #: The tools after which the watch is not run: the butler's own, declared read-only
+    #: (``ToolSpec.read_only``), run in this process. Never a plug-in's or a server's.
+    unwatched: frozenset[str] = frozenset()
+
+    def ran(self, call: ToolUseBlock) -> None:
+        if self.watch is not None and call.name not in self.unwatched:
+            self.watch()
+
+    def check_gate(self) -> None:
+        """Run the watch now, whatever ran: a folder moved by something running beside the
+        task (a server, a program left behind) is seen before a park or the task's end."""
+        if self.watch is not None:
+            self.watch()
 
     def run(self, call: ToolUseBlock) -> ToolResultBlock:
         result = super().run(call)
-        if self.after is not None:
-            self.after()
         masked = mask_text(result.content)
         if masked == result.content:
             return result

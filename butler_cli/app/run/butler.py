@@ -267,6 +267,7 @@ class Butler:
 
     def _finish(self, task: str, outcome: LoopOutcome) -> TaskReport:
         """C1: a completed turn is captured (a parked one is captured by its resume)."""
+        self.toolbox.check_gate()  # a swap by anything beside the task is seen before it ends
         report = TaskReport.from_outcome(task, outcome)
         if report.status in ("done", "limit"):
             capture_turn(self.memory, task, actions_done(report.messages))
@@ -274,6 +275,7 @@ class Butler:
 
     def _park_sink(self, task: str, parent: str | None) -> ParkSink:
         def sink(draft: ParkDraft) -> str:
+            self.toolbox.check_gate()  # never a park in a home swapped since the start
             context = self.context(task)
             state = draft.to_state(self.store.new_id(), now_iso(), context, parent, self.session.id)
             self.store.save(state)  # on disk before anyone is asked (X1)

@@ -126,17 +126,28 @@ def folder_identities(paths: Iterable[Path]) -> dict[Path, Identity]:
 
 class GateWatch:
     """Notices a swap: where the gate's folders were when the butler started, checked after
-    every tool call. A program that moved ``~/.config`` away and made a fresh one (issue 20)
-    stops the task with one line instead of leaving a planted config for the next one."""
+    every round that may have moved one. A program that moved ``~/.config`` away and made a
+    fresh one (issue 20) stops the task with one line instead of leaving a planted config for
+    the next one.
+
+    The folders to look at are worked out once: a check is one ``lstat`` of each (about 20),
+    not a walk up every path's parents again."""
 
     def __init__(self, paths: Iterable[Path]) -> None:
         self.paths = list(paths)
         self.seen = folder_identities(self.paths)
+        #: Folders that existed then (one made since is not a swap), as strings for ``lstat``.
+        self._watched = [(str(f), seen) for f, seen in self.seen.items() if seen is not None]
 
     def check(self) -> None:
-        now = folder_identities(self.paths)
-        for folder, seen in self.seen.items():
-            if seen is not None and now.get(folder) != seen:  # made since: not a swap
+        for folder, seen in self._watched:
+            try:
+                st = os.lstat(folder)
+            except OSError:
+                now: Identity = None
+            else:
+                now = (st.st_dev, st.st_ino)
+            if now != seen:
                 raise GateMoved(
                     f"{folder} (a folder holding the butler's own files) was moved or replaced "
                     "while the task ran; stopped, nothing more runs — check it (and the config "

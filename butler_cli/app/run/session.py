@@ -115,6 +115,20 @@ class Equipment:
         plugged = [toolset for plugin in self.plugins for toolset in plugin.toolsets]
         return [self.memory, *plugged, *(toolset for _, toolset in self.servers)]
 
+    def unwatched(self) -> frozenset[str]:
+        """The tools after which the gate's watch need not run: declared ``read_only`` by
+        the butler's own toolsets (the memory's, the built-in plug-ins'), which run in this
+        process. A third-party plug-in's or an MCP server's claim is not believed: what
+        they run can move a folder whatever they declare."""
+        ours = [self.memory, *(t for p in self.plugins if p.ours for t in p.toolsets)]
+        return frozenset(
+            spec.name
+            for toolset in ours
+            if not toolset.governed
+            for spec in toolset.specs()
+            if spec.read_only
+        )
+
 
 @dataclass
 class Session:
@@ -283,7 +297,8 @@ def open_session(
     instructions = _instructions(cwd, GateFiles(home, list(guard.protected)), recorded)
     equipment = equip(guard, memory)
     toolbox = MaskingToolbox(equipment.toolsets())
-    toolbox.after = GateWatch(list(guard.protected)).check
+    toolbox.watch = GateWatch(list(guard.protected)).check
+    toolbox.unwatched = equipment.unwatched()
     return Session(
         guard=guard,
         provider=provider,
