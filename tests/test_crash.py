@@ -70,6 +70,7 @@ RESUME_STEPS = {
     "action-started": (None, "Outcome unknown", None),
     "action-ran": ("v1", "Outcome unknown", MARK),
     "round-resolved": ("v1", None, MARK),
+    "park-retired": ("v1", None, MARK),
 }
 
 

@@ -176,6 +176,10 @@ class ParkState(BaseModel):
     #: than one asked call; a one-call park keeps ``decision`` alone, as it always did).
     decisions: dict[str, Decision] = Field(default_factory=dict)
     decided_at: str | None = None
+    #: The machine's boot the decision was recorded in (``store/boot.py``): the round's later
+    #: writes are not fsynced, so read in another boot, a call that may have run and has no
+    #: result is "outcome unknown". None: every write was durable (older parks, not Linux).
+    boot: str | None = None
     started: list[str] = Field(default_factory=list)
     results: dict[str, SavedResult] = Field(default_factory=dict)
     #: The person stopped the decided round (Ctrl-C, SIGINT): it is finished, never continued
@@ -192,6 +196,8 @@ class ParkState(BaseModel):
                 data.pop("interrupted", None)
             if self.session is None:
                 data.pop("session", None)
+            if self.boot is None:
+                data.pop("boot", None)
             if len(self.approvals) <= 1:
                 data.pop("approvals", None)
                 data.pop("decisions", None)

@@ -20,6 +20,7 @@ STEPS = (
     "action-started",  # `started` is recorded for a call; its executor is about to run
     "action-ran",  # the executor returned; its result is not recorded yet
     "round-resolved",  # every result is recorded; the loop is about to continue
+    "park-retired",  # the resolved park moved to parks/done; the task's end is not yet told
 )
 
 

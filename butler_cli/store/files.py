@@ -69,13 +69,24 @@ def ensure_private_dir(path: Folder) -> Folder:
     return path
 
 
-def write_atomic(path: Path, data: bytes, before_rename: Callable[[], None] | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically and durably, mode 0600."""
+def write_atomic(
+    path: Path,
+    data: bytes,
+    before_rename: Callable[[], None] | None = None,
+    *,
+    durable: bool = True,
+) -> None:
+    """Replace ``path`` with ``data`` atomically, mode 0600; ``durable``: fsynced (the file,
+    then its folder after the rename) before this returns. Not durable: the same write and
+    rename, in the kernel's cache — exact for every later reader while the machine runs (a
+    killed process loses nothing); only a power cut may lose it (see ``store/boot.py``)."""
     ensure_private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         _write_durably(
-            os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), data
+            os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600),
+            data,
+            sync=durable,
         )
     except OSError as exc:
         _discard(tmp)
@@ -87,7 +98,8 @@ def write_atomic(path: Path, data: bytes, before_rename: Callable[[], None] | No
     except OSError as exc:
         _discard(tmp)
         raise _unwritten(path, exc) from exc
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def _discard(tmp: Path) -> None:
@@ -101,13 +113,15 @@ def _unwritten(path: Path, exc: OSError) -> StorageError:
     )
 
 
-def _write_durably(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to the open ``fd``, fsync it and close it (closed on error too)."""
+def _write_durably(fd: int, data: bytes, *, sync: bool = True) -> None:
+    """Write all of ``data`` to the open ``fd``, fsync it (``sync``) and close it (closed on
+    error too)."""
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.core.messages import ToolResultBlock, error_result
 from butler_cli.core.outcomes import STOPPED_BEFORE, STOPPED_BY_YOU
+from butler_cli.store.boot import boot_id
 from butler_cli.store.faults import crash_point
 from butler_cli.store.ledger import DecisionLedger
 
@@ -20,28 +21,48 @@ if TYPE_CHECKING:
 
 
 class ParkJournal:
-    """The exactly-once record of a resumed round, kept in the park file itself (X2)."""
+    """The exactly-once record of a resumed round, kept in the park file itself (X2).
+
+    The decision was written durably with the boot it was made in (``ParkState.boot``); the
+    journal's own writes — a call started, a result, the round resolved, the park retired —
+    are not fsynced (``store/boot.py``): exact while the machine runs, and read after another
+    boot, every call the decision let run that has no result counts as started ("outcome
+    unknown"), never run again. A park without a boot (older, or not Linux) is written
+    durably at every step, as before."""
 
     def __init__(self, store: ParkStore, state: ParkState) -> None:
         self._store = store
         self.state = state
+        #: Whether this round's writes are fsynced: only where its decision named no boot.
+        self._durable = state.boot is None
+        #: Read in another boot than the decision's: writes after the decision may be lost.
+        self._rebooted = state.boot is not None and state.boot != boot_id()
 
     def result_for(self, call_id: str) -> ToolResultBlock | None:
         return self.state.results.get(call_id)
 
     def was_started(self, call_id: str) -> bool:
-        return call_id in self.state.started
+        if call_id in self.state.started:
+            return True
+        return self._rebooted and not self._denied(call_id)
+
+    def _denied(self, call_id: str) -> bool:
+        """An asked call the person denied: it never runs, whatever was lost."""
+        if not any(a.call_id == call_id for a in self.state.approvals):
+            return False
+        decision = self.state.decided_calls().get(call_id)
+        return decision is not None and not decision.approved
 
     def mark_started(self, call_id: str) -> None:
         self.state.started.append(call_id)
-        self._store.save(self.state)
+        self._store.save(self.state, durable=self._durable)
         crash_point("action-started")
 
     def record_result(self, result: ToolResultBlock) -> None:
         if result.tool_use_id in self.state.started:
             crash_point("action-ran")
         self.state.results[result.tool_use_id] = result
-        self._store.save(self.state)
+        self._store.save(self.state, durable=self._durable)
 
     def interrupted(self) -> list[str]:
         """The person stopped the round (Ctrl-C, SIGINT): every call without a result is
@@ -59,12 +80,15 @@ class ParkJournal:
                 result = error_result(call.id, STOPPED_BEFORE, "not_run")
             self.state.results[call.id] = result
         self.state.interrupted = True
+        self._durable = True  # stopped by the person: never continued, even after a power cut
         self.resolved()
         return running
 
     def resolved(self) -> None:
         self.state.status = "resolved"
-        self._store.save(self.state)
-        DecisionLedger(self._store.home).record(self.state.id, "resolved")
+        self._store.save(self.state, durable=self._durable)
+        # after the park's write: a ledger line never says more than the park file does
+        DecisionLedger(self._store.home).record(self.state.id, "resolved", durable=self._durable)
         crash_point("round-resolved")
         self._store.retire(self.state.id)
+        crash_point("park-retired")

@@ -51,13 +51,15 @@ class DecisionLedger:
                 found.add(entry["event"])
         return found
 
-    def record(self, park_id: str, event: LedgerEvent) -> None:
-        """Append one line and fsync it before returning: it must outlive any action. A torn
-        last line (a crash mid-append) is closed off first, or this one would be unreadable."""
+    def record(self, park_id: str, event: LedgerEvent, *, durable: bool = True) -> None:
+        """Append one line and fsync it before returning (``durable``: a ``decided`` line
+        must outlive any action; a ``resolved`` one follows the round's writes, which
+        ``store/boot.py`` explains). A torn last line (a crash mid-append) is closed off
+        first, or this one would be unreadable."""
         entry = {
             "park": park_id,
             "event": event,
             "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
         }
         line = json.dumps(entry, separators=(",", ":"))
-        append_line(self.path, line, durable=True, what="the decided-park ledger")
+        append_line(self.path, line, durable=durable, what="the decided-park ledger")

@@ -35,7 +35,7 @@ from butler_cli.core.errors import (
 )
 from butler_cli.core.park_format import PARK_VERSION
 from butler_cli.store.faults import count_read, crash_point
-from butler_cli.store.files import ensure_private_dir, fsync_dir, read_no_follow, write_atomic
+from butler_cli.store.files import ensure_private_dir, read_no_follow, write_atomic
 from butler_cli.store.ids import random_string
 from butler_cli.store.key import load_key, sign, verify
 
@@ -261,21 +261,23 @@ class ParkStore:
             return sorted(self.dir / e.name for e in it if _TEMP_RE.match(e.name))
 
     # -- writing ---------------------------------------------------------------------------
-    def save(self, state: ParkState) -> None:
-        """Write the whole state atomically, MAC included (one transition)."""
+    def save(self, state: ParkState, *, durable: bool = True) -> None:
+        """Write the whole state atomically, MAC included (one transition); ``durable``:
+        fsynced before this returns (a decided round's later writes are not: ``store/boot.py``)."""
         key = self.key(create=True)
         assert key is not None
         ensure_private_dir(self.dir)
         path = self.active_path(state.id)
         fresh = not path.exists()
         hook = (lambda: crash_point("park-before-rename")) if fresh else None
-        write_atomic(path, encode_park(key, state), before_rename=hook)
+        write_atomic(path, encode_park(key, state), before_rename=hook, durable=durable)
 
     def retire(self, park_id: str) -> None:
-        """Move a resolved park out of the active folder (one rename, both folders fsynced).
+        """Move a resolved park out of the active folder: one rename, not fsynced.
 
-        A crash before the rename leaves a resolved park in the active folder, where it stays
-        (`pending` skips it by its status; a resume refuses it)."""
+        A crash before the rename — or a power cut that loses it — leaves a resolved park in
+        the active folder, where it stays (`pending` skips it by its status; a resume refuses
+        it): nothing depends on the move being durable."""
         ensure_private_dir(self.done_dir)
         try:
             os.replace(self.active_path(park_id), self.done_path(park_id))
@@ -284,8 +286,6 @@ class ParkStore:
                 f"cannot move finished park {park_id} to {self.done_dir}: "
                 f"{exc.strerror or exc} (it is finished and stays where it is)"
             ) from exc
-        fsync_dir(self.done_dir)
-        fsync_dir(self.dir)
 
     @contextmanager
     def lock(self, park_id: str) -> Iterator[None]:

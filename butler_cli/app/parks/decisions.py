@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from butler_cli.core.errors import DECIDED, ParkError, UsageError
 from butler_cli.store.audit import AuditLog
+from butler_cli.store.boot import boot_id
 from butler_cli.store.faults import crash_point
 from butler_cli.store.files import butler_home
 from butler_cli.store.ledger import DecisionLedger
@@ -86,6 +87,8 @@ def record_decision(held: Held, audit: AuditLog, decisions: Mapping[str, Decisio
         state.decision = summary_of(decisions)
         state.decisions = dict(decisions) if len(state.approvals) > 1 else {}
         state.decided_at = now_iso()
+        # the round's later writes are not fsynced: the boot they are exact in (store/boot.py)
+        state.boot = boot_id()
         store.save(state)  # the decision is durable before anything runs
         ledger.record(state.id, "decided")  # ...and so is the ledger's line
         for asked in state.approvals:

@@ -37,7 +37,6 @@ from butler_cli.core.provider import ModelRequest, Provider, Usage
 from butler_cli.memory.capture import actions_done, capture_turn
 from butler_cli.providers import model_spec_of, resolve_model
 from butler_cli.store.audit import AuditLog
-from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.faults import crash_point
 
 if TYPE_CHECKING:
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     from butler_cli.core.park import Decision, ParkState, RunContext
     from butler_cli.memory.store import MemoryStore
     from butler_cli.policy.loader import LoadedPolicy
+    from butler_cli.store.conversations import ConversationStore
     from butler_cli.store.journal import ParkJournal
     from butler_cli.store.parks import ParkStore
     from butler_cli.tools.masking import MaskingToolbox
@@ -107,7 +107,6 @@ class Butler:
         )
         remember_park_key(session.home)  # made since the session was built, perhaps
         self._told: set[str] = set()
-        self._conversations: ConversationStore | None = None
         #: The [hooks]: fired once per report, by run_task and resume, after the lock is let go.
         self.notifier = Notifier.from_config(session.settings.hooks)
 
@@ -154,10 +153,8 @@ class Butler:
     @property
     def conversations(self) -> ConversationStore:
         """The conversation store, opened on first use (the chat's first prompt waits for
-        nothing of it)."""
-        if self._conversations is None:
-            self._conversations = ConversationStore(self.home)
-        return self._conversations
+        nothing of it) and kept by the session: a session `serve` keeps keeps it open."""
+        return self.session.conversations
 
     @classmethod
     def build(
@@ -318,9 +315,6 @@ class Butler:
     def close(self) -> None:
         """The run is over (safe to call twice): its session is closed, or given back to the
         process that keeps it. The MCP servers are the process's: they stop when it ends."""
-        if self._conversations is not None:
-            self._conversations.close()
-            self._conversations = None
         release, self._release = self._release, None
         if release is not None:
             release(self.session)

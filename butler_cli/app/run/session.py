@@ -41,6 +41,7 @@ from butler_cli.memory.tools import MemoryTools
 from butler_cli.policy.loader import LoadedPolicy, load_policy
 from butler_cli.policy.settings import PolicySettings
 from butler_cli.providers import model_spec_of, resolve_model
+from butler_cli.store.conversations import ConversationStore
 from butler_cli.store.files import butler_home, read_no_follow
 from butler_cli.tools.context import ToolContext
 from butler_cli.tools.loader import LoadedTools, load_tool_plugins
@@ -153,6 +154,16 @@ class Session:
     key: SessionKey | None = None
     #: Recorded in every park a run of this session makes (``Butler.made``).
     id: str = field(default_factory=lambda: os.urandom(8).hex())  # `secrets` loads hmac
+    #: The conversation store, opened on first use and kept as long as the session: a kept
+    #: session (`serve`) does not open and close the database — a WAL checkpoint — per run.
+    _conversations: ConversationStore | None = field(default=None, repr=False)
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """The conversation store of this session's home (opened on first use)."""
+        if self._conversations is None:
+            self._conversations = ConversationStore(self.home)
+        return self._conversations
 
     # The guard's, read from it (never copied).
     @property
@@ -200,6 +211,9 @@ class Session:
         they stop when it ends."""
         self.mcp = None
         self.memory.close()
+        if self._conversations is not None:
+            self._conversations.close()
+            self._conversations = None
 
 
 def resolved(opts: RunOptions, recorded: RunContext | None = None) -> tuple[Config, RunOptions]:
