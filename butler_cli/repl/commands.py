@@ -26,6 +26,11 @@ def _help(chat: Chat, arg: str) -> None:
         chat.console.print(f"  {cmd.usage:<14} {cmd.help}")
     chat.console.print("  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
     chat.console.print(
+        "  !command runs that command as run_command would for the model (the sandbox, the "
+        "policy, asking you where it asks); its output joins the conversation; \\! sends a "
+        "line starting with !"
+    )
+    chat.console.print(
         "  @path in a line attaches that file's content (as read_file would read it) when the "
         "file exists; any other @word is sent as written; \\@word never attaches"
     )

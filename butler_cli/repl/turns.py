@@ -19,6 +19,7 @@ from rich.console import Console
 
 from butler_cli.app.chat.chat import Conversation
 from butler_cli.app.chat.conversations import Record, find, recap
+from butler_cli.app.chat.shell import RAN_NOTE
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.decisions import load_park
 from butler_cli.app.parks.door import Answer
@@ -28,7 +29,7 @@ from butler_cli.app.run.report import TaskReport
 from butler_cli.core.errors import ButlerError
 from butler_cli.core.grants import GrantBook
 from butler_cli.core.loop import CUT_MARKER
-from butler_cli.core.messages import ImageBlock
+from butler_cli.core.messages import ImageBlock, ToolResultBlock
 from butler_cli.repl import approval
 from butler_cli.repl.comforts import AttachRefused, Tally, attach, turn_usage
 from butler_cli.repl.commands import dispatch
@@ -89,8 +90,10 @@ class Chat:
         leave (/exit)."""
         if text.lstrip().startswith("/"):
             dispatch(self, text)
+        elif text.lstrip().startswith("!"):
+            self.shell(text.lstrip()[1:])
         else:
-            self.turn(text)
+            self.turn(text[1:] if text.startswith("\\!") else text)
         return self.running
 
     def argument_ids(self, command: str) -> list[tuple[str, str]]:
@@ -164,7 +167,31 @@ class Chat:
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
         self._shown(lambda: conversation.send(text, self.ask, self.progress, prompt, images or []))
 
-    def _shown(self, work: Callable[[], TaskReport]) -> None:
+    def shell(self, command: str) -> None:
+        """`!command`: the person's own command, as a ``run_command`` under the gate (asked
+        about where the policy asks); its output is shown here and joins the conversation."""
+        conversation = self.conversation
+        conversation.say = lambda line: self.console.out(visible(line), highlight=False)
+        self._shown(lambda: conversation.shell(command, self.ask, self.progress), self._ran)
+
+    def _ran(self, report: TaskReport) -> None:
+        """A `!command`'s report: what the command gave back, whole, in place of an answer."""
+        if report.status == "done" and report.text == RAN_NOTE:
+            results = [
+                block
+                for message in report.messages[-2:-1]
+                for block in message.content
+                if isinstance(block, ToolResultBlock)
+            ]
+            for result in results:
+                self.progress.stop()
+                self.console.out(visible(result.content, lines=True), highlight=False)
+            report = replace(report, text="")
+        self.render(report)
+
+    def _shown(
+        self, work: Callable[[], TaskReport], render: Callable[[TaskReport], None] | None = None
+    ) -> None:
         """Run a turn (or a resume) and render its report; Ctrl-C says what was cut short, a
         ButlerError is one line."""
         try:
@@ -175,7 +202,7 @@ class Chat:
         except ButlerError as exc:
             self.console.print(f"[red]butler:[/red] {escape(exc.message)}")
             return
-        self.render(report)
+        (render or self.render)(report)
 
     def interrupted(self) -> None:
         """Ctrl-C in a turn: say what was cut short, and that nothing more runs for it."""

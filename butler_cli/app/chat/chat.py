@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from butler_cli.app.chat import compaction
+from butler_cli.app.chat import compaction, shell
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.approvals import folder_key, kept_for, list_kept, revoke
@@ -24,7 +24,7 @@ from butler_cli.core.grants import GrantBook, KeptApproval
 from butler_cli.core.loop import LoopObserver
 from butler_cli.core.messages import ImageBlock, Message
 from butler_cli.core.notices import notice
-from butler_cli.core.provider import Usage
+from butler_cli.core.provider import Provider, Usage
 from butler_cli.memory.capture import Consolidated, consolidate, due
 from butler_cli.store.conversations import Record
 
@@ -86,6 +86,7 @@ class Conversation:
         observer: LoopObserver | None = None,
         prompt: str | None = None,
         images: Sequence[ImageBlock] = (),
+        answerer: Provider | None = None,
     ) -> TaskReport:
         """One user turn: run it, and decide every park it makes until it ends or waits. The
         turn joins the saved conversation; a parked one is linked to its park, and deciding it
@@ -94,7 +95,9 @@ class Conversation:
         refuses the request as too long teaches the window, and the turn runs once more.
         ``text`` is what the person typed (a park's task, a title, a hook event); ``prompt``,
         when files are attached, what the model is sent: attachments live in the
-        conversation only; ``images`` go with it, as images."""
+        conversation only; ``images`` go with it, as images. ``answerer``: who answers in the
+        model's place for this turn and its inline decisions (`!command`); compaction before
+        it still asks the model."""
         if self.id is None:
             self.id = convs.begin(self.butler, "chat", text)
         sent = text if prompt is None else prompt
@@ -106,19 +109,28 @@ class Conversation:
                 text, observer, self.messages, prompt, self.id, images=images
             )
 
-        report = run()
-        why = self._too_long(report, sent)
-        if why is not None and self.compact(why):
-            base = len(self.messages)
+        with self.butler.answered_by(answerer):
             report = run()
-        # The compaction's calls belong to this turn: its line, `/cost` and the record count them.
-        report.usage = [*self.side_usage, *report.usage]
-        self.side_usage = []
-        convs.record_turn(self.butler, self.id, report, base)
-        report = self.answer_parks(report, ask, observer)
+            why = self._too_long(report, sent)
+            if why is not None and self.compact(why):
+                base = len(self.messages)
+                report = run()
+            # The compaction's calls belong to this turn: its line, `/cost` and the record
+            # count them.
+            report.usage = [*self.side_usage, *report.usage]
+            self.side_usage = []
+            convs.record_turn(self.butler, self.id, report, base)
+            report = self.answer_parks(report, ask, observer)
         if report.status in ("done", "limit"):
             self.messages = report.messages
         return report
+
+    def shell(self, command: str, ask: Ask, observer: LoopObserver | None = None) -> TaskReport:
+        """`!command`: the person's own ``run_command``, through the gate like a model's, in a
+        turn of this conversation (``app/chat/shell.py``); a bad line raises a UsageError."""
+        argv = shell.argv_of(command)
+        person = shell.PersonsCommand(argv)
+        return self.send(f"!{command}", ask, observer, shell.prompt_for(argv), answerer=person)
 
     def _too_long(self, report: TaskReport, sent: str) -> str | None:
         """Why the turn is taken for too long for the model (so the older turns are compacted

@@ -6,7 +6,8 @@ The one place that knows every layer; the CLI calls one function here per comman
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -229,6 +230,21 @@ class Butler:
         """The provider as the loop meets it: every answer masked as it arrives (a key a model
         server echoes back never reaches the screen, a park, the conversation or memory)."""
         return MaskingProvider(self.provider)
+
+    @contextmanager
+    def answered_by(self, provider: Provider | None) -> Iterator[None]:
+        """While it holds, ``provider`` answers in the model's place (the chat's `!command`:
+        the person's own call, then no model call); the model again afterwards, whatever
+        happened. None changes nothing."""
+        if provider is None:
+            yield
+            return
+        model = self.provider
+        self.provider = provider
+        try:
+            yield
+        finally:
+            self.provider = model
 
     def switch_model(self, name: str) -> str:
         """The chat's `/model NAME`: the next turns use that model (an alias or a spec, as

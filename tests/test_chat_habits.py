@@ -1,0 +1,80 @@
+"""Issue 35 item 10, the chat's habits from Claude Code, Aider and llm — each in a real pty
+through the installed `butler`, each governed like its nearest tool: `!command` is a
+``run_command`` under the gate."""
+
+from __future__ import annotations
+
+import json
+
+import pexpect
+from conftest import spawn_butler
+from fake_llm import FakeLLM, Reply, openai_stream
+
+KEY = "sk-test-DO-NOT-LEAK-1234567890"
+APPROVE = r"Approve\? \[y/n"
+
+
+def chat(args: list[str], home, cwd, **env: str) -> pexpect.spawn:
+    child = spawn_butler(["chat", *args], home, cwd, dimensions=(50, 160), **env)
+    child.expect("you ›")
+    return child
+
+
+def openai_chat(fake: FakeLLM, home, cwd, *more: str) -> pexpect.spawn:
+    args = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1", *more]
+    return chat(args, home, cwd, OPENAI_API_KEY=KEY)
+
+
+def leave(child: pexpect.spawn) -> None:
+    child.sendcontrol("d")
+    child.expect("Goodbye")
+    child.expect(pexpect.EOF)
+    child.close()
+
+
+def test_a_bang_command_asks_like_run_command_and_the_model_reads_its_output(
+    butler_home, workdir, fake
+) -> None:
+    """`!cmd` is split like a shell splits it and never run by one (`;` is a word); the
+    policy asks as it asks for a model's run_command; the output is shown and joins the
+    conversation — and no model is called for it."""
+    child = openai_chat(fake, butler_home, workdir)
+    child.sendline("!echo hello-from-shell; touch pwned")
+    child.expect("approval needed")
+    child.expect("run_command")
+    child.expect(APPROVE)
+    child.sendline("y")
+    child.expect(r"hello-from-shell; touch pwned")
+    child.expect("you ›")
+    assert fake.requests == []  # the person's command asked no model
+    assert not (workdir / "pwned").exists()  # no shell ran it
+    fake.replies = [Reply(events=openai_stream("It printed a greeting."))]
+    child.sendline("what did it print?")
+    child.expect("It printed a greeting.")
+    child.expect("you ›")
+    leave(child)
+    sent = json.dumps(fake.requests[0]["body"]["messages"])
+    assert "hello-from-shell; touch pwned" in sent  # the result, in the conversation
+    assert "echo" in sent and "run_command" in sent
+
+
+def test_a_bang_command_denied_or_refused_runs_nothing(butler_home, workdir, fake) -> None:
+    child = openai_chat(fake, butler_home, workdir)
+    child.sendline("!touch made.txt")
+    child.expect(APPROVE)
+    child.sendline("n")
+    child.expect("Note for the model")
+    child.sendline("")
+    child.expect("you ›")
+    leave(child)
+    assert not (workdir / "made.txt").exists()
+    child = openai_chat(fake, butler_home, workdir, "--policy", "readonly")
+    child.sendline("!touch made.txt")
+    child.expect("Refused")
+    child.expect("you ›")
+    child.sendline("!echo 'unclosed")
+    child.expect("No closing quotation")
+    child.expect("you ›")
+    leave(child)
+    assert not (workdir / "made.txt").exists()
+    assert fake.requests == []
