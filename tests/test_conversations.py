@@ -328,5 +328,5 @@ def test_run_continue_carries_a_conversation_on_in_one_shot(butler, workdir, fak
     assert len(_log(butler)) == 2
     r = butler("run", "--conversation", "c-nosuch", *args, "x", env=env)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    r = butler("run", "-c", *args, "one", "two", env=env)
+    r = butler("run", "-c", *args, "--each", "one", "two", env=env)
     assert r.returncode == 2 and "one task at a time" in r.stderr

@@ -131,7 +131,7 @@ def test_round_limit_reaches_done(butler, script) -> None:
 @pytest.mark.parametrize("flag", [["--json"], ["--output", "json"], ["--output=json"]])
 def test_output_json_is_one_result_per_task(butler, script, flag) -> None:
     model = script({"tool_calls": [call("write_file", "w1", path="p.txt", content="x")]})
-    r = butler("run", "--model", model, *flag, "one", "two")
+    r = butler("run", "--model", model, *flag, "--each", "one", "two")
     assert r.returncode == 3, r.stderr
     results = checked(r.stdout)
     assert types(results) == ["result", "result"]
