@@ -29,6 +29,8 @@ def butler_error(exc: ButlerError, as_json: bool, started: float) -> None:
     if as_json:
         json_error(exc.code, masked(exc.message), int(exc.exit_code), started)
     print(f"butler: {visible(exc.message)}", file=sys.stderr)
+    for line in exc.directions:
+        print(visible(line), file=sys.stderr)
 
 
 def storage_error(exc: OSError) -> None:

@@ -40,6 +40,8 @@ class ButlerError(Exception):
 
     code: str = "butler_error"
     exit_code: ExitCode = ExitCode.FAILED
+    #: Lines that say what to do about it, shown under the error's line (never in its JSON).
+    directions: tuple[str, ...] = ()
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
@@ -115,6 +117,17 @@ class ParkError(ButlerError):
     ) -> None:
         super().__init__(message, code=code)
         self.kind = kind
+
+
+class NoModel(UsageError):
+    """No model was chosen (no flag, variable or config file names one); ``directions`` say
+    how to choose one (:func:`butler_cli.app.config.first_model.no_model`)."""
+
+    code = "no_model"
+
+    def __init__(self, message: str, directions: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.directions = directions
 
 
 class ParkNotFound(UsageError):

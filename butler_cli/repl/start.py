@@ -6,7 +6,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from butler_cli.app.config.config_file import MODEL_ENV, chosen_options
+from butler_cli.app.config.config_file import chosen_options
+from butler_cli.app.config.first_model import no_model
 from butler_cli.app.config.home import home_dir
 from butler_cli.app.config.settings import ENV
 from butler_cli.core.errors import UsageError
@@ -52,7 +53,7 @@ def start_chat(
     flags["model"] = script or flags["model"]
     shown = chosen_options(flags, stored_keys=continuing[0])
     if not shown["model"]:
-        raise UsageError(f"no model chosen: pass --model (e.g. scripted:PATH) or set {MODEL_ENV}")
+        raise no_model()
     chat = ChatRepl(
         given,
         home_dir(),

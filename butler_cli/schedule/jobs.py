@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from butler_cli.app.config.config import load_config, resolve_options
+from butler_cli.app.config.first_model import no_model
 from butler_cli.app.config.home import home as butler_home
-from butler_cli.app.config.options import MODEL_ENV, RunOptions
+from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.parks import park_outcomes
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.core.errors import UsageError
@@ -34,7 +35,7 @@ def add_job(
         raise UsageError("the task is empty")
     opts = resolve_options(RunOptions(model=model, policy=policy), load_config())
     if not opts.model:
-        raise UsageError(f"no model chosen: pass --model or set {MODEL_ENV}")
+        raise no_model()
     chosen = opts.model
     if chosen.startswith("scripted:"):  # a relative script path means here, not the folder
         chosen = "scripted:" + str(Path(chosen.removeprefix("scripted:")).expanduser().resolve())

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from butler_cli.app.config.config import Config, load_config, resolve_options
-from butler_cli.app.config.options import MODEL_ENV, RunOptions
+from butler_cli.app.config.first_model import no_model
+from butler_cli.app.config.options import RunOptions
 from butler_cli.app.run.instructions import GateFiles, Instructions, find
 from butler_cli.app.run.protected import (
     GateWatch,
@@ -288,10 +289,7 @@ def open_session(
     settings, opts = resolved(opts, recorded)
     model = settings.model_spec(opts.model) if opts.model else opts.model  # [aliases]
     if not model:
-        raise UsageError(
-            "no model chosen: pass --model (e.g. --model scripted:examples/plan.json) "
-            f"or set {MODEL_ENV}"
-        )
+        raise no_model()
     max_rounds = opts.max_rounds if opts.max_rounds is not None else DEFAULT_MAX_ROUNDS
     if max_rounds < 1:
         raise UsageError("--max-rounds must be at least 1")
