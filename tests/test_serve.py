@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -177,6 +178,19 @@ def test_a_non_loopback_address_needs_expose(butler: Any, butler_home: Path, wor
         assert s.request("/", token=None)[0] == 403
     finally:
         s.stop()
+
+
+def test_a_taken_port_says_how_to_get_a_free_one(butler: Any) -> None:
+    """Another program on the port: one line that says so and names `--port 0` (issue 35)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        refused = butler("serve", "--port", str(port), "--no-scheduler")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in refused.stderr
+    assert "--port 0 takes any free port" in refused.stderr
 
 
 def test_the_scheduler_runs_a_job_due_in_a_few_seconds(

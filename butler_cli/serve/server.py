@@ -9,6 +9,7 @@ exits; nothing half-done is left behind, and a restart picks up from the files.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import signal
 import socket
@@ -54,7 +55,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        hint = ""
+        if exc.errno == errno.EADDRINUSE:
+            hint = " (another program, perhaps another `butler serve`, has it); --port 0 takes any free port"
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}") from exc
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
