@@ -90,6 +90,9 @@ class RunContext(BaseModel):
     instructions: str | None = None
     #: `--no-stream`: every answer was asked for whole; a resume asks the same way.
     no_stream: bool = False
+    #: Where the task came from, for the person deciding: ``chat``, ``run``, ``schedule ID``,
+    #: ``matrix`` ("" in older parks: not known). Shown, never acted on.
+    origin: str = ""
 
     @model_serializer(mode="wrap")
     def _older_parks_byte_for_byte(self, handler: SerializerFunctionWrapHandler) -> Any:

@@ -34,6 +34,7 @@ def run_job(
             butler = Butler(sessions.lend(opts, Path(job.folder)), release=sessions.give_back)
         with butler:  # closed, or its session given back
             butler.notifier.schedule = job.id  # its [hooks] name the schedule, as --on-park does
+            butler.origin = f"schedule {job.id}"
             report = butler.run_task(job.task)
     except ButlerError as exc:
         return "failed", None, "", exc.message, None

@@ -172,6 +172,7 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
                 parts = {
                     "version": exact,
                     "parks": pages.parks_part(rows, problems, keys),
+                    "waiting": str(len(rows)),
                     "outcomes": pages.outcomes_part(outcomes, running, keys, trouble),
                     "schedules": pages.schedules_part(*data.schedules(home)),
                 }

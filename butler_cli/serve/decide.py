@@ -14,7 +14,7 @@ lists it twice.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,9 +55,16 @@ class Told:
 class Decider:
     """Runs decisions on threads, records each outcome, and knows what is still running."""
 
-    def __init__(self, home: Path, sessions: Sessions | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        sessions: Sessions | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
         #: The sessions decisions run on (the server's, shared with its scheduler).
         self.sessions = sessions if sessions is not None else Sessions(home)
+        #: The server's log: each decision's outcome gets a line there, as a schedule's run.
+        self.say = say
         self.home = home
         self._lock = threading.Lock()
         self._running: dict[threading.Thread, str] = {}
@@ -77,6 +84,8 @@ class Decider:
             try:
                 told, ended = self._decide(park_id, answer)
                 said.append(told)
+                if self.say is not None:
+                    self.say(f"decision: {told.message}")
             finally:
                 with self._lock:  # kept and no longer running in one step (see the module)
                     if ended is not None:

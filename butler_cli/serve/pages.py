@@ -8,7 +8,6 @@ import hashlib
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from butler_cli.app.parks.parks import PendingApproval, PendingCall, pending_approval
@@ -16,6 +15,7 @@ from butler_cli.app.views.inbox import Outcome, Problem
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run
 from butler_cli.ui.parks import call_rows
+from butler_cli.ui.stamps import origin_words, readable_time
 from butler_cli.ui.text import pretty_json, visible
 
 
@@ -40,12 +40,7 @@ def when(iso: str | None) -> str:
     kept in ``datetime`` and shown on hover."""
     if not iso:
         return ""
-    try:
-        at = datetime.fromisoformat(iso).astimezone(UTC)
-    except ValueError:
-        return h(iso)
-    shown = f"{at.day} {at:%b %Y, %H:%M} UTC"
-    return f"<time datetime='{h(iso)}' title='{h(iso)}'>{h(shown)}</time>"
+    return f"<time datetime='{h(iso)}' title='{h(iso)}'>{h(readable_time(iso))}</time>"
 
 
 def cell(label: str, content: str, cls: str = "") -> str:
@@ -159,7 +154,7 @@ def park_card(w: PendingApproval, keys: Keys) -> str:
         # every element counts for the browser (a definition list cost it a third more).
         f"<p class='meta'>task: <span class='task'>{v(w.task)}</span>\n"
         f"park <a href='{keys.link(f'/park/{w.id}')}'>{h(w.id)}</a>"
-        f" · parked {when(w.created_at)}</p>"
+        f" · parked {when(w.created_at)}{origin_part(w.origin)}</p>"
         f"{''.join(call_part(w, c, form) for c in w.calls)}"
         f"<form class='decide' id='{h(form)}' method='post' action='/park/{h(w.id)}/decide'>"
         "<input type='text' name='note' class='note' placeholder='note for the model (optional)'"
@@ -172,6 +167,11 @@ def park_card(w: PendingApproval, keys: Keys) -> str:
         f"<article class='park' id='park-{h(w.id)}' data-id='{h(w.id)}' data-v='{seen}'>"
         f"{body}</article>"
     )
+
+
+def origin_part(origin: str) -> str:
+    words = origin_words(origin)
+    return f" <span class='origin'>{v(words)}</span>" if words else ""
 
 
 def keep_part(w: PendingApproval) -> str:
@@ -255,7 +255,8 @@ def inbox(parts: dict[str, str], keys: Keys, exposed: str | None) -> str:
         "<header><h1>butler · inbox</h1><p>Parked actions wait here for you. Approve runs "
         "exactly the action shown; deny runs nothing (the model sees your note).</p></header>"
         f"{banner}<div id='flash' role='status' aria-live='polite'></div>"
-        f"<section><h2>Waiting for you</h2><div id='parks'>{parts['parks']}</div></section>"
+        f"<section><h2>Waiting for you <span id='waiting' class='count'>"
+        f"({parts['waiting']})</span></h2><div id='parks'>{parts['parks']}</div></section>"
         f"<section><h2>Recent outcomes</h2><div id='outcomes'>{parts['outcomes']}</div>"
         "</section>"
         f"<section><h2>Schedules</h2><div id='schedules'>{parts['schedules']}</div></section>"

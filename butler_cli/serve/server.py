@@ -57,7 +57,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         hint = ""
         if exc.errno == errno.EADDRINUSE:
-            hint = " (another program, perhaps another `butler serve`, has it); --port 0 takes any free port"
+            hint = (
+                " (another program, perhaps another `butler serve`, has it); "
+                "--port 0 takes any free port"
+            )
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}") from exc
     sock.listen(128)
     sock.set_inheritable(True)
@@ -97,7 +100,7 @@ def serve(
     if settings.exposed:
         notice(exposure_warning(host))
     sessions = Sessions(home)  # one per recorded context, kept across clicks and ticks
-    decider = Decider(home, sessions)
+    decider = Decider(home, sessions, say=emit)
     app = create_app(settings, decider)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, timeout_graceful_shutdown=5, lifespan="off"

@@ -116,6 +116,7 @@ async function refresh() {
       const data = await res.json();
       version = data.version;
       merge(document.getElementById("parks"), data.parks);
+      document.getElementById("waiting").textContent = "(" + data.waiting + ")";
       document.getElementById("outcomes").innerHTML = data.outcomes;
       document.getElementById("schedules").innerHTML = data.schedules;
     }
@@ -220,7 +221,7 @@ ul { padding-left: 1.2rem; } .outcome { margin: .4rem 0; overflow-wrap: anywhere
 .outcome .status { font-weight: 600; } .outcome.done .status { color: var(--ok); }
 .outcome.failed .status { color: var(--bad); } .outcome.parked .status { color: var(--wait); }
 .answer { white-space: pre-wrap; } .error { color: var(--bad); white-space: pre-wrap; }
-small, .empty { color: var(--muted); } .problem { color: var(--bad); }
+small, .empty, .count, .origin { color: var(--muted); } .problem { color: var(--bad); }
 table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .2rem .4rem;
   border-bottom: 1px solid var(--rule); vertical-align: top; }
 td { overflow-wrap: anywhere; } th { white-space: nowrap; }

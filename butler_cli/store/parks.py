@@ -70,6 +70,8 @@ class ParkSummary:
     #: Every call of the round that needs a person, (tool, title, reason), in the model's
     #: order (the first is ``tool``/``title``/``reason``).
     actions: tuple[tuple[str, str, str], ...] = ()
+    #: Where the task came from (``chat``, ``run``, ``schedule ID``…; "" in older parks).
+    origin: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +82,7 @@ class ParkSummary:
             "title": self.title,
             "reason": self.reason,
             "actions": [{"tool": t, "title": ti, "reason": r} for t, ti, r in self.actions],
+            "origin": self.origin,
         }
 
 
@@ -237,6 +240,7 @@ class ParkStore:
                         title=approval["title"],
                         reason=approval["reason"],
                         actions=tuple((a["tool"], a["title"], a["reason"]) for a in asked),
+                        origin=str(raw["context"].get("origin", "")),
                     )
                 )
             except (ParkError, ParkNotFound) as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from butler_cli.ui.stamps import origin_words, readable_time
 from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, the chat's prompt sooner
@@ -42,13 +43,16 @@ def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -
     lines = []
     for row in rows:
         count = len(row.actions)
+        when = readable_time(row.created_at)
+        came = origin_words(row.origin)
+        task = f"          task: {visible(row.task)}" + (f" ({visible(came)})" if came else "")
         if count <= 1:
-            lines.append(f"{row.id}  {row.created_at}  {visible(row.title)}")
-            lines.append(f"          task: {visible(row.task)}")
+            lines.append(f"{row.id}  {when}  {visible(row.title)}")
+            lines.append(task)
             lines.append(f"          why:  {visible(row.reason)}")
             continue
-        lines.append(f"{row.id}  {row.created_at}  {count} actions, decided together")
-        lines.append(f"          task: {visible(row.task)}")
+        lines.append(f"{row.id}  {when}  {count} actions, decided together")
+        lines.append(task)
         for number, (_, title, reason) in enumerate(row.actions, 1):
             lines.append(f"          action {number} of {count}: {visible(title)}")
             lines.append(f"            why:  {visible(reason)}")

@@ -40,8 +40,9 @@ Ask = Callable[["ParkState"], Answer | None]
 class Conversation:
     """The session's conversation; a parked turn joins it only once it is answered."""
 
-    def __init__(self, butler: Butler, opts: RunOptions) -> None:
+    def __init__(self, butler: Butler, opts: RunOptions, origin: str = "chat") -> None:
         self.butler = butler
+        butler.origin = origin
         self.opts = opts
         self.messages: list[Message] = []
         #: Its id in the conversation store: given on the first turn, or by continuing one.

@@ -160,6 +160,8 @@ def _butler_for_park(
     given back when the butler closes."""
     cwd = Path(state.context.cwd)
     if sessions is None:
-        return Butler.build(opts, cwd=cwd, home=home, recorded=state.context)
-    session = sessions.lend(opts, cwd, state.context)
-    return Butler(session, None, release=sessions.give_back)
+        butler = Butler.build(opts, cwd=cwd, home=home, recorded=state.context)
+    else:
+        butler = Butler(sessions.lend(opts, cwd, state.context), None, sessions.give_back)
+    butler.origin = state.context.origin  # a round it parks again came from the same place
+    return butler

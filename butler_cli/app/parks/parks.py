@@ -41,7 +41,8 @@ class PendingCall:
     #: call itself, byte for byte).
     arguments: dict[str, Any]
     #: What the call would change, as plain lines (``-``/``+`` for an overwrite), masked;
-    #: computed when the view is built, against the files as they are then.
+    #: computed when the view is built, against the files as they are then — only while the
+    #: park waits (see :data:`DECIDED_CHANGE`).
     preview: tuple[str, ...]
     #: "Always allow here" may be offered (the policy does not ask about it every time).
     keepable: bool
@@ -49,6 +50,13 @@ class PendingCall:
     widen: dict[str, str]
     #: What "always allow here" would keep, in words (masked; empty when not keepable).
     keep_as: str = ""
+
+
+#: What stands in for a decided park's change (its arguments say what was decided).
+DECIDED_CHANGE = (
+    "not shown: the park is decided, and a diff now would compare with the file as it is "
+    "today, not as it was when decided; the arguments are what was decided"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +72,8 @@ class PendingApproval:
     folder: str
     parent: str | None
     calls: tuple[PendingCall, ...]
+    #: Where the task came from (``chat``, ``run``, ``schedule ID``, ``matrix``; "": unknown).
+    origin: str = ""
 
     def call(self, call_id: str | None = None) -> PendingCall:
         """The call named (the first when none is, or the name is not one of them)."""
@@ -74,11 +84,20 @@ class PendingApproval:
         return next(i for i, c in enumerate(self.calls, 1) if c.call_id == call_id)
 
 
-def pending_approval(state: ParkState) -> PendingApproval:
-    """The one view of what ``state`` waits on (see the module's doc)."""
+def _preview(tool: str, arguments: dict[str, Any], cwd: str, decided: bool) -> tuple[str, ...]:
     from butler_cli.app.parks.preview import change_preview  # difflib: not for `pending`'s list
 
+    lines = tuple(masked(line) for line in change_preview(tool, arguments, cwd))
+    return (DECIDED_CHANGE,) if decided and lines else lines
+
+
+def pending_approval(state: ParkState) -> PendingApproval:
+    """The one view of what ``state`` waits on (see the module's doc)."""
+
     cwd = state.context.cwd
+    # A decided park's change is not previewed: against the file as it is today (written by
+    # the approved action, or changed since) the diff would not be what was decided.
+    decided = state.status != "pending"
     calls = []
     for asked in state.approvals:
         arguments = state.arguments_of(asked.call_id)
@@ -90,7 +109,7 @@ def pending_approval(state: ParkState) -> PendingApproval:
                 title=masked(asked.title),
                 reason=masked(asked.reason),
                 arguments=masked_value(redact(arguments)),
-                preview=tuple(masked(line) for line in change_preview(asked.tool, arguments, cwd)),
+                preview=_preview(asked.tool, arguments, cwd, decided),
                 keepable=verdict is not None and verdict.keepable,
                 widen=dict(verdict.widen) if verdict is not None else {},
                 keep_as=masked(kept_grant(state, asked.call_id).describe())
@@ -108,6 +127,7 @@ def pending_approval(state: ParkState) -> PendingApproval:
         folder=cwd,
         parent=state.parent,
         calls=tuple(calls),
+        origin=state.context.origin,
     )
 
 

@@ -110,6 +110,9 @@ class Butler:
         self._told: set[str] = set()
         #: The [hooks]: fired once per report, by run_task and resume, after the lock is let go.
         self.notifier = Notifier.from_config(session.settings.hooks)
+        #: Where its tasks come from (``chat``, ``run``, ``schedule ID``…): a park records it
+        #: so the inbox and `pending` can say where a park came from.
+        self.origin = "run"
 
     # What the session keeps, read from it (never copied: one session, one truth).
     @property
@@ -189,6 +192,7 @@ class Butler:
             model_options=dict(options.model_options or {}),
             memory_block=self.block,
             instructions=self.instructions.text,
+            origin=self.origin,
             # every other recorded option as resolved (base URL, --no-stream…), by its name
             **{name: getattr(options, name) for name in recorded_options() if name not in _MADE},
         )

@@ -34,7 +34,7 @@ class RoomChat:
     def _open(self) -> Conversation:
         if self._chat is None:
             opts = RunOptions()
-            chat = Conversation(Butler.build(opts, cwd=self.folder), opts)
+            chat = Conversation(Butler.build(opts, cwd=self.folder), opts, "matrix")
             if self._known is not None:
                 with contextlib.suppress(ButlerError):  # gone: a new conversation starts
                     chat.adopt(chat.butler.conversations.load(self._known))
