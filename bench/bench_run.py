@@ -2,10 +2,17 @@
 of our own dependencies (typer, rich.console, pydantic, platformdirs), medians of interleaved
 runs in the same run. Target: at most 1.5x the floor.
 
-Run: python bench/bench_run.py [--before DIR]... [--command]
+Run: python bench/bench_run.py [--before DIR]... [--command | --server [--llm PATH]]
 
 ``--command``: the round is one sandboxed ``run_command`` (``true``) under an allow-all policy
 and ``--yes-safe`` instead of ``now``: the sandbox's argv built and bubblewrap started.
+
+``--server``: one prompt to an OpenAI-compatible server instead (a loopback server in this
+process, tests/fake_llm.py, streaming a short answer: its CPU is not the commands'), as a person
+with a local model runs it: ``butler run --model openai-compatible:local --base-url URL``.
+``--llm PATH`` adds simonw's ``llm`` (``pip install llm`` in a venv of its own) as a peer: the
+same prompt to the same server through its ``extra-openai-models.yaml``, ratios pair by pair
+(each round runs every command once, the ratio of each round's pair, then the median).
 
 ``--before DIR`` adds an interleaved row for the butler_cli found in DIR (a ``git worktree`` of
 an older commit), put first on PYTHONPATH with DIR/policies (the shipped policies import the
@@ -30,6 +37,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from common import BIN  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+from fake_llm import FakeLLM, Reply, openai_stream  # noqa: E402
+
 RUNS = 15
 ONE_ROUND = {"turns": [{"tool_calls": [{"name": "now", "arguments": {}}]}, {"text": "done"}]}
 ONE_COMMAND = {
@@ -39,6 +49,9 @@ ONE_COMMAND = {
     ]
 }
 ALLOW_ALL = "from butler_cli import allow\n\ndef classify(name, args):\n    return allow()\n"
+PROMPT = "Write a haiku about tea."
+ANSWER = "Steam curls from the cup; / leaves unfold in quiet heat, / the kettle rests now."
+FLOOR = "import typer, rich.console, pydantic, platformdirs"
 
 
 def median_runs(
@@ -47,9 +60,11 @@ def median_runs(
     env: dict[str, str],
     paths: dict[str, str | None],
     least: dict[str, float] | None = None,
+    samples: dict[str, tuple[list[float], list[float]]] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Median wall and CPU (user + system) seconds of each command, runs interleaved. CPU time
-    moves far less than wall time when the shared machine is busy."""
+    moves far less than wall time when the shared machine is busy. ``samples``: filled with
+    each command's (wall, CPU) of every round, in order, for ratios pair by pair."""
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
@@ -72,6 +87,8 @@ def median_runs(
             cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if least is not None:  # the least CPU time: what the work costs when nothing interrupts it
         least.update({n: min(cpu[n]) for n in commands})
+    if samples is not None:
+        samples.update({n: (wall[n], cpu[n]) for n in commands})
     return {n: (statistics.median(wall[n]), statistics.median(cpu[n])) for n in commands}
 
 
@@ -99,9 +116,14 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=RUNS, help="interleaved rounds")
     parser.add_argument("--command", action="store_true", help="one sandboxed run_command")
+    parser.add_argument("--server", action="store_true", help="one prompt to a loopback server")
+    parser.add_argument("--llm", help="simonw's `llm` executable, the peer of --server")
     args = parser.parse_args()
     py, butler = str(BIN / "python"), str(BIN / "butler")
     compile_trees(py, args.before)
+    if args.server:
+        server_rows(py, butler, args.before, args.runs, args.llm)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "one.json"
         script.write_text(json.dumps(ONE_COMMAND if args.command else ONE_ROUND), "utf-8")
@@ -111,7 +133,7 @@ def main() -> None:
             policy.write_text(ALLOW_ALL, encoding="utf-8")
             run += ["--policy", f"{policy}:classify", "--yes-safe"]
         commands = {
-            "floor": [py, "-c", "import typer, rich.console, pydantic, platformdirs"],
+            "floor": [py, "-c", FLOOR],
             "run": run,
         }
         env = {"BUTLER_HOME": str(Path(tmp) / "home")}
@@ -146,6 +168,62 @@ def main() -> None:
             f"| {label} | {wall * 1000:.0f} ms | {wall / floor:.2f}x | {cpu * 1000:.0f} ms "
             f"| {cpu / floor_cpu:.2f}x | {low * 1000:.0f} ms | {low / least['floor']:.2f}x "
             f"| {target} |"
+        )
+
+
+ENTRY = "import sys; sys.argv = ['butler', *sys.argv[1:]]; from butler_cli.cli.entry import main; main()"
+
+
+def server_rows(py: str, butler: str, befores: list[str], runs: int, llm: str | None) -> None:
+    """``--server``: `butler run` of one prompt to a loopback OpenAI-compatible server, beside
+    the import floor and, given ``llm``, beside `llm` asking the same server the same prompt."""
+    fake = FakeLLM()
+    fake.respond = lambda body: Reply(events=openai_stream(ANSWER))
+    base = fake.url + "/v1"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            run = [butler, "run", "--model", "openai-compatible:local", "--base-url", base, PROMPT]
+            commands: dict[str, Sequence[str]] = {
+                "floor": [py, "-c", FLOOR],
+                "floor+": [py, "-c", f"{FLOOR}, httpx2"],  # the client a real model is asked with
+                "run": run,
+            }
+            paths: dict[str, str | None] = {}
+            for i, before in enumerate(befores):
+                commands[f"before{i}"] = [py, "-P", "-c", ENTRY, *run[1:]]
+                paths[f"before{i}"] = before
+            env = {"BUTLER_HOME": str(Path(tmp) / "home")}
+            if llm:
+                home = Path(tmp) / "llm"
+                home.mkdir()
+                models = f'- model_id: bench-local\n  model_name: local\n  api_base: "{base}"\n'
+                (home / "extra-openai-models.yaml").write_text(models, encoding="utf-8")
+                env["LLM_USER_PATH"] = str(home)
+                commands["llm"] = [llm, "-m", "bench-local", PROMPT]
+            samples: dict[str, tuple[list[float], list[float]]] = {}
+            med = median_runs(commands, runs, env, paths, samples=samples)
+    finally:
+        fake.close()
+    asked = len(fake.requests)
+    print(f"{runs} rounds, {asked} requests answered; medians, and ratios taken pair by pair\n")
+    print("| command | wall | CPU | CPU ÷ floor | CPU ÷ `llm` | wall ÷ `llm` |")
+    print("|---|---|---|---|---|---|")
+
+    def paired(key: str, peer: str, which: int) -> str:
+        if peer not in samples:
+            return ""
+        mine, theirs = samples[key][which], samples[peer][which]
+        return f"{statistics.median(a / b for a, b in zip(mine, theirs, strict=True)):.2f}x"
+
+    labels = {"floor": f"floor: `{FLOOR}`", "run": "`butler run`, one prompt"}
+    labels["floor+"] = "the floor and httpx2 (the HTTP client the butler sends with)"
+    labels |= {f"before{i}": f"`butler run`, one prompt, `{b}`" for i, b in enumerate(befores)}
+    labels["llm"] = "`llm -m bench-local`, one prompt (its default: streamed, logged)"
+    for key in [k for k in ("floor", "floor+", *paths, "run", "llm") if k in med]:
+        wall, cpu = med[key]
+        print(
+            f"| {labels[key]} | {wall * 1000:.0f} ms | {cpu * 1000:.0f} ms "
+            f"| {paired(key, 'floor', 1)} | {paired(key, 'llm', 1)} | {paired(key, 'llm', 0)} |"
         )
 
 
