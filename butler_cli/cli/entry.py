@@ -1,8 +1,9 @@
 """The `butler` entry point, and the one place a ButlerError is turned into a line and a code.
 
-Plain `butler`, `butler chat` and `butler demo` (without options) start the chat directly:
-typer is not imported on that path, so the first prompt appears sooner. Everything else goes
-through the typer app (:mod:`butler_cli.cli.main`). Both are lazy edges named in
+Plain `butler`, `butler chat` and `butler demo`, with the options :mod:`.fast_chat` reads,
+start the chat directly: typer is not imported on that path, so the first prompt appears
+sooner. Everything else (a line it leaves, every error in one) goes through the typer app
+(:mod:`butler_cli.cli.main`). Both are lazy edges named in
 tests/test_imports.py, as is :mod:`butler_cli.cli.failure`, which words a failure.
 """
 
@@ -15,6 +16,7 @@ import sys
 import time
 
 from butler_cli import __version__
+from butler_cli.cli.fast_chat import FastStart, read
 from butler_cli.core.errors import ButlerError, ExitCode
 from butler_cli.core.notices import notices_to
 
@@ -22,7 +24,6 @@ _STARTED = time.perf_counter()
 #: Set by a shell's completion script: the request goes to the typer app, never the chat.
 COMPLETE_VAR = "_BUTLER_COMPLETE"
 
-_FAST = {(): None, ("chat",): None, ("demo",): "demo"}
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 
@@ -33,8 +34,8 @@ def main() -> None:
     try:
         if argv in (("--version",), ("-V",)):
             print(f"butler {__version__}")
-        elif argv in _FAST and COMPLETE_VAR not in os.environ:
-            _chat(_FAST[argv])
+        elif COMPLETE_VAR not in os.environ and (start := read(argv)) is not None:
+            _chat(start)
         else:
             from butler_cli.cli.main import run_app
 
@@ -63,13 +64,14 @@ def say(line: str) -> None:
     say_line(line)
 
 
-def _chat(kind: str | None) -> None:
+def _chat(start: FastStart) -> None:
     # No collection until the first prompt is drawn (the session turns it back on then): the
     # start makes many objects and frees few, so the collector's passes were wasted time.
     gc.disable()
     from butler_cli.repl.start import start_chat
 
-    start_chat(None, demo=kind == "demo")
+    continuing = (start.continue_last or start.conversation is not None, start.conversation)
+    start_chat(start.options or None, demo=start.demo, continuing=continuing)
 
 
 def _wants_json(argv: tuple[str, ...]) -> bool:

@@ -11,13 +11,15 @@ the other (:mod:`butler_cli.repl.recap`), taken only when asked.
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.chat.deferred import Deferred
 from butler_cli.repl.input import chat_input
 from butler_cli.repl.slash import LISTED
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from butler_cli.app.chat.conversations import Record
     from butler_cli.app.config.options import RunOptions
     from butler_cli.repl.turns import Chat
@@ -40,7 +42,7 @@ class ChatRepl:
 
     def __init__(
         self,
-        given: RunOptions | None,
+        given: RunOptions | Mapping[str, Any] | None,
         home_dir: str,
         banner: str,
         continuing: Continuing = (False, None),

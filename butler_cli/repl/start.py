@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.config.config_file import chosen_options
 from butler_cli.app.config.first_model import no_model
@@ -31,14 +32,15 @@ def demo_model() -> str:
 
 
 def start_chat(
-    given: RunOptions | None = None,
+    given: RunOptions | Mapping[str, Any] | None = None,
     *,
     demo: bool = False,
     continuing: Continuing = (False, None),
 ) -> None:
-    """The chat on a terminal. ``given``: the flags, or None when none were given (the
-    typer-free start: no dataclass is made before the first prompt); ``demo``: on the bundled
-    scripted conversation, whatever the flags name."""
+    """The chat on a terminal. ``given``: the flags — as the typer app made them, or by field
+    name as the fast entry read them (no dataclass is made before the first prompt: they are
+    made into RunOptions with the butler, after it), or None when none were given; ``demo``:
+    on the bundled scripted conversation, whatever the flags name."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the chat needs a terminal; for scripts use `butler run`")
     # Resolved here for the first line and a missing model, from the config file checked into
@@ -48,7 +50,8 @@ def start_chat(
     # kept with `butler keys set` are not read here (platformdirs, the keys file, maybe the
     # keyring): the butler's build, which every line waits for, reads them before any turn
     # runs. A recap (`chat -c`) comes before the prompt: then they are read.
-    flags = {key: getattr(given, key, None) for key in ENV}
+    read = given.get if isinstance(given, Mapping) else lambda key: getattr(given, key, None)
+    flags = {key: read(key) for key in ENV}
     script = demo_model() if demo else None
     flags["model"] = script or flags["model"]
     shown = chosen_options(flags, stored_keys=continuing[0])

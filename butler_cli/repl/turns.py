@@ -9,10 +9,10 @@ tests/test_imports.py), and hands it every line from the first one on.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from rich.console import Console
@@ -20,7 +20,7 @@ from rich.console import Console
 from butler_cli.app.chat.chat import Conversation
 from butler_cli.app.chat.conversations import Record, find, recap
 from butler_cli.app.chat.shell import RAN_NOTE
-from butler_cli.app.config.options import RunOptions
+from butler_cli.app.config.options import RunOptions, options_from
 from butler_cli.app.parks.decisions import load_park
 from butler_cli.app.parks.door import Answer
 from butler_cli.app.parks.parks import waiting_parks
@@ -67,12 +67,18 @@ class Chat:
 
     @classmethod
     def build(
-        cls, given: RunOptions | None, saved: Record | None = None, *, script: str | None = None
+        cls,
+        given: RunOptions | Mapping[str, Any] | None,
+        saved: Record | None = None,
+        *,
+        script: str | None = None,
     ) -> Chat:
         """The butler the chat's flags make (the rest resolved as `butler run` resolves it;
         ``script``: the demo's model, whatever they name), and its conversation — carrying on
         ``saved`` (`chat -c` / `--conversation`). A person is present: a policy `allow` runs
         (the unattended --yes-safe rule is for `run`)."""
+        if isinstance(given, Mapping):  # the fast entry's flags, by field name
+            given = options_from(dict(given))
         opts = replace(given or RunOptions(), yes_safe=True)
         if script is not None:
             opts = replace(opts, model=script)
