@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pexpect
-from conftest import spawn_butler
+from conftest import ALLOW_ALL, call, spawn_butler
 from fake_llm import FakeLLM, Reply, openai_stream
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890"
@@ -78,3 +78,43 @@ def test_a_bang_command_denied_or_refused_runs_nothing(butler_home, workdir, fak
     leave(child)
     assert not (workdir / "made.txt").exists()
     assert fake.requests == []
+
+
+def test_init_drafts_the_instructions_and_writes_only_what_the_person_approves(
+    butler_home, workdir, script
+) -> None:
+    """`/init`: the model looks at the folder and writes the file through the gate; even a
+    policy that allows every write asks here — a new file shown numbered, an overwrite of
+    one that exists as a diff — and a denial leaves the file as it was."""
+    (workdir / "pol.py").write_text(ALLOW_ALL)
+    (workdir / "README.md").write_text("A tiny project.\n")
+    model = script(
+        {"tool_calls": [call("list_dir", "l1", path=".")]},
+        {"tool_calls": [call("write_file", "w1", path="CLAUDE.md", content="Run make test.\n")]},
+        {"text": "Drafted CLAUDE.md."},
+        {"tool_calls": [call("edit_file", "e1", path="CLAUDE.md", old_string="make test",
+                             new_string="rm -rf ~")]},
+        {"text": "Changed it."},
+    )  # fmt: skip
+    child = chat(["--model", model, "--policy", "./pol.py:classify"], butler_home, workdir)
+    child.sendline("/init CLAUDE.md")
+    child.expect("approval needed")
+    child.expect(APPROVE)
+    assert "new file" in child.before and "Run make test." in child.before
+    child.sendline("y")
+    child.expect("Drafted CLAUDE.md.")
+    child.expect("you ›")
+    assert (workdir / "CLAUDE.md").read_text() == "Run make test.\n"
+    child.sendline("/init")  # the file the folder has
+    child.expect("approval needed")
+    child.expect(APPROVE)
+    assert "-Run make test." in child.before and "+Run rm -rf ~." in child.before
+    child.sendline("n")
+    child.expect("Note for the model")
+    child.sendline("")
+    child.expect("you ›")
+    child.sendline("/init NOTES.md")
+    child.expect("/init writes one of AGENTS.md, CLAUDE.md, BUTLER.md")
+    child.expect("you ›")
+    leave(child)
+    assert (workdir / "CLAUDE.md").read_text() == "Run make test.\n"

@@ -190,3 +190,41 @@ def test_a_folder_name_cannot_close_the_fence(fake: Any, butler: Any, workdir: P
     assert system.count(f"</project-instructions-{opened}>") == 1
     [header] = [x for x in system.splitlines() if x.startswith(f"<project-instructions-{opened} ")]
     assert "</project-instructions-" not in header and "<y" not in header
+
+
+def test_claude_md_is_read_like_agents_md_with_the_same_protections(
+    fake: Any, butler: Any, butler_home: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """Issue 35 item 10: Claude Code's `CLAUDE.md` joins like `AGENTS.md` — fenced as its
+    folder owner's words, after AGENTS.md and before BUTLER.md in its folder, listed by
+    `doctor` — and through the same reader: a `CLAUDE.md` that links out of its folder (to an
+    SSH key) or is a hard link to the park key joins nothing."""
+    args, env = provider_args("openai", fake)
+    person = {**env, "HOME": str(tmp_path)}
+    write = split({"path": "plan.txt", "content": "- tea"})
+    fake.replies = [Reply(events=stream("openai", "", [("w1", "write_file", write)]))]
+    assert butler("run", *args, "park once", "--json", env=person).returncode == 3
+    park_key = (butler_home / "park.key").read_bytes().strip()
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_ed25519").write_text("ssh-canary-5e1d\n")
+    (workdir / "AGENTS.md").write_text("Agents rule.\n")
+    (workdir / "CLAUDE.md").write_text("Claude rule: run make test.\n")
+    (workdir / "BUTLER.md").write_text("Butler rule.\n")
+    repo = workdir / "repo"
+    (repo / "sub").mkdir(parents=True)
+    (repo / "CLAUDE.md").symlink_to("../../.ssh/id_ed25519")
+    os.link(butler_home / "park.key", repo / "sub" / "CLAUDE.md")
+    fake.replies = [Reply(events=stream("openai", "ok"))] * 2
+    assert butler("run", *args, "hi", "--json", env=person).returncode == 0
+    system = system_of("openai", fake.requests[-1]["body"])
+    rules = ["Agents rule.", "Claude rule: run make test.", "Butler rule."]
+    assert [system.index(r) for r in rules] == sorted(system.index(r) for r in rules)
+    assert f'file="{workdir / "CLAUDE.md"}"' in system
+    assert butler("run", *args, "hi", "--json", cwd=repo / "sub", env=person).returncode == 0
+    inner = system_of("openai", fake.requests[-1]["body"])
+    assert "Claude rule" in inner  # the parent folder's own file still joins
+    assert "ssh-canary-5e1d" not in inner and park_key.decode() not in inner
+    shown = butler("doctor", "--json", cwd=repo / "sub", env=person)
+    paths = [f["path"] for f in json.loads(shown.stdout)["instructions"]]
+    assert str(workdir / "CLAUDE.md") in paths
+    assert str(repo / "CLAUDE.md") not in paths and str(repo / "sub" / "CLAUDE.md") not in paths

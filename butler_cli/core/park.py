@@ -85,8 +85,8 @@ class RunContext(BaseModel):
     #: The frozen memory block the conversation was sent; a resume sends it again, byte for
     #: byte (None in parks written before it was kept: the resume composes one afresh).
     memory_block: str | None = None
-    #: The project instructions (AGENTS.md, BUTLER.md) the task was sent, fenced; a resume
-    #: sends them again, byte for byte (None in older parks: read afresh).
+    #: The project instructions (AGENTS.md, CLAUDE.md, BUTLER.md) the task was sent, fenced; a
+    #: resume sends them again, byte for byte (None in older parks: read afresh).
     instructions: str | None = None
     #: `--no-stream`: every answer was asked for whole; a resume asks the same way.
     no_stream: bool = False

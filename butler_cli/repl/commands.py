@@ -141,6 +141,12 @@ def _new(chat: Chat, arg: str) -> None:
     chat.console.print("Started a new conversation.")
 
 
+def _init(chat: Chat, arg: str) -> None:
+    conversation = chat.conversation
+    conversation.say = lambda line: chat.console.out(visible(line), highlight=False)
+    chat.shown(lambda: conversation.init(arg, chat.ask, chat.progress))
+
+
 def _exit(chat: Chat, arg: str) -> None:
     chat.running = False
 
@@ -166,6 +172,7 @@ RUN: dict[str, Callable[[Chat, str], None]] = {
     "/undo": context.undo,
     "/conversations": _conversations,
     "/continue": _continue,
+    "/init": _init,
     "/exit": _exit,
 }
 

@@ -43,6 +43,9 @@ LISTED: dict[str, Command] = {
         Command("/undo", "/undo", "take back the last turn (not what it did)"),
         Command("/conversations", "/conversations", "saved conversations, latest first"),
         Command("/continue", "/continue ID", "carry on a saved conversation"),
+        Command(
+            "/init", "/init [FILE]", "draft this folder's AGENTS.md (or CLAUDE.md…); you approve"
+        ),
         Command("/exit", "/exit", "leave (Ctrl-D works too)"),
     ]
 }

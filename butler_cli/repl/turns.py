@@ -171,14 +171,14 @@ class Chat:
         ``images`` the attached images (sent as images)."""
         conversation = self.conversation
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
-        self._shown(lambda: conversation.send(text, self.ask, self.progress, prompt, images or []))
+        self.shown(lambda: conversation.send(text, self.ask, self.progress, prompt, images or []))
 
     def shell(self, command: str) -> None:
         """`!command`: the person's own command, as a ``run_command`` under the gate (asked
         about where the policy asks); its output is shown here and joins the conversation."""
         conversation = self.conversation
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
-        self._shown(lambda: conversation.shell(command, self.ask, self.progress), self._ran)
+        self.shown(lambda: conversation.shell(command, self.ask, self.progress), self._ran)
 
     def _ran(self, report: TaskReport) -> None:
         """A `!command`'s report: what the command gave back, whole, in place of an answer."""
@@ -195,7 +195,7 @@ class Chat:
             report = replace(report, text="")
         self.render(report)
 
-    def _shown(
+    def shown(
         self, work: Callable[[], TaskReport], render: Callable[[TaskReport], None] | None = None
     ) -> None:
         """Run a turn (or a resume) and render its report; Ctrl-C says what was cut short, a
@@ -236,7 +236,7 @@ class Chat:
                 report = self.conversation.resume(state.id, Answer(), self.progress)
             return self.conversation.answer_parks(report, self.ask, self.progress)
 
-        self._shown(decided)
+        self.shown(decided)
 
     def count(self, usage: Sequence[Usage]) -> None:
         """Model calls join `/cost` (a scripted model's, which spend nothing, do not)."""

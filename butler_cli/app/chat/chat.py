@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from butler_cli.app.chat import compaction, shell
+from butler_cli.app.chat import compaction, init, shell
 from butler_cli.app.chat import conversations as convs
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.parks.approvals import folder_key, kept_for, list_kept, revoke
@@ -132,6 +132,13 @@ class Conversation:
         argv = shell.argv_of(command)
         person = shell.PersonsCommand(argv)
         return self.send(f"!{command}", ask, observer, shell.prompt_for(argv), answerer=person)
+
+    def init(self, given: str, ask: Ask, observer: LoopObserver | None = None) -> TaskReport:
+        """`/init [FILE]`: the model drafts the folder's instructions file; every governed call
+        of the turn — the write above all — is put to the person (``app/chat/init.py``)."""
+        path = init.target(self.butler.cwd, given)
+        with self.butler.configured(init.asking_everything(self.butler.config)):
+            return self.send(f"/init {path.name}", ask, observer, init.prompt(path))
 
     def _too_long(self, report: TaskReport, sent: str) -> str | None:
         """Why the turn is taken for too long for the model (so the older turns are compacted

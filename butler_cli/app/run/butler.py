@@ -250,6 +250,18 @@ class Butler:
         finally:
             self.provider = model
 
+    @contextmanager
+    def configured(self, config: LoopConfig) -> Iterator[None]:
+        """While it holds, the loop runs under ``config`` (the chat's `/init`: every governed
+        call asked); the run's own config again afterwards, whatever happened — with the
+        approvals kept meanwhile (a decision re-reads them into the config in use)."""
+        own = self.config
+        self.config = config
+        try:
+            yield
+        finally:
+            self.config = replace(own, kept=self.config.kept)
+
     def switch_model(self, name: str) -> str:
         """The chat's `/model NAME`: the next turns use that model (an alias or a spec, as
         the session's config names them), with the session's base URL, model options and

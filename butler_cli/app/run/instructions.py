@@ -1,5 +1,6 @@
-"""Project instructions: ``AGENTS.md`` and ``BUTLER.md`` in the task's folder and the folders
-above it, up to the home folder, read once per session into the system prompt.
+"""Project instructions: ``AGENTS.md``, ``CLAUDE.md`` and ``BUTLER.md`` in the task's folder
+and the folders above it, up to the home folder, read once per session into the system
+prompt.
 
 They join the prompt after the frozen memory block (which stays first and byte for byte the
 same, F5), fenced as what they are: instructions from the owner of a folder, never a person's
@@ -28,7 +29,7 @@ from butler_cli.tools.paths import PathRules, read_regular
 from butler_cli.tools.redact import mask_text
 
 #: The file names read in each folder, in this order.
-NAMES = ("AGENTS.md", "BUTLER.md")
+NAMES = ("AGENTS.md", "CLAUDE.md", "BUTLER.md")
 #: At most this many characters of project instructions join the system prompt, all files
 #: together (the innermost folder's are kept first when the cap cuts).
 CAP = 12_000

@@ -87,7 +87,7 @@ def trusted_programs(config: Config | None) -> list[Trusted]:
 
 def trusted_files(config: Config | None, cwd: Path) -> list[Trusted]:
     """:func:`trusted_programs`, and the project instructions a task in ``cwd`` is sent
-    (``AGENTS.md``, ``BUTLER.md`` here and in the folders above it up to the home): a
+    (``AGENTS.md``, ``CLAUDE.md``, ``BUTLER.md`` here and in the folders above it up to the home): a
     sandboxed program must not leave words for every later task (issue 31)."""
     found = trusted_programs(config)
     found += [Trusted(folder / name) for folder in folders(cwd) for name in NAMES]
