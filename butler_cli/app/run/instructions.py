@@ -150,8 +150,8 @@ def instruction_lines(files: list[dict[str, Any]]) -> list[str]:
     file's path, characters and characters kept."""
     if not files:
         return [
-            f"project instructions: none ({' or '.join(NAMES)} in this folder or above it, "
-            "up to your home folder)"
+            f"project instructions: none ({', '.join(NAMES[:-1])} or {NAMES[-1]} in this "
+            "folder or above it, up to your home folder)"
         ]
     lines = [f"project instructions (after the memory block, at most {CAP} characters in all):"]
     for f in files:
