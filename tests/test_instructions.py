@@ -95,7 +95,9 @@ def test_a_file_cannot_close_its_fence_and_the_cap_cuts_with_a_note(
 
 
 def test_doctor_says_when_there_are_none(butler: Any) -> None:
-    assert "project instructions: none (AGENTS.md, CLAUDE.md or BUTLER.md" in butler("doctor").stdout
+    assert (
+        "project instructions: none (AGENTS.md, CLAUDE.md or BUTLER.md" in butler("doctor").stdout
+    )
 
 
 def test_a_resume_sends_the_instructions_the_park_was_sent(
