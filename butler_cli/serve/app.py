@@ -16,9 +16,12 @@ token, same origin), and what the page may load (a strict Content-Security-Polic
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import secrets
 import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,10 @@ from butler_cli.serve import data, pages
 from butler_cli.serve.decide import Decider, Told, each_call
 from butler_cli.serve.fresh import Fresh
 from butler_cli.serve.static import FAVICON_SVG, INBOX_CSS, INBOX_JS
+from butler_cli.serve.watch import Watch, open_watch
+
+#: The files in the home itself whose change the page shows: its outcomes, the schedules.
+WATCHED_HOME_FILES = frozenset({view.OUTCOMES_FILE, *data.SCHEDULE_FILES})
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -145,10 +152,33 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         else None
     )
 
-    def read_version() -> str:
+    def scanned_version() -> str:
         return f"{data.signature(home)}.{'.'.join(decider.running())}"
 
-    version = Fresh(read_version).get  # clients asking at once share one scan of the parks
+    scanned = Fresh(scanned_version).get  # clients asking at once share one scan of the parks
+    #: The watch on the home (``serve/watch.py``), opened in the lifespan; None: the scan.
+    watching: list[Watch] = []
+
+    def version() -> str:
+        """Changes whenever anything the page shows may have: kept by the watch (one read of
+        its descriptor, on the event loop) where there is one, else a scan of every park."""
+        if not watching:
+            return scanned()
+        changes = watching[0].drain()
+        return f"w{changes}-{view.previews_part(home)}.{'.'.join(decider.running())}"
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        watch = open_watch(home, WATCHED_HOME_FILES)
+        if watch is not None:
+            watch.attach(asyncio.get_running_loop())
+            watching.append(watch)
+        try:
+            yield
+        finally:
+            watching.clear()
+            if watch is not None:
+                watch.close()
 
     # The page as last rendered, under the version it was read at: the version changes
     # whenever anything the page shows may have (it is what tells the page's script "nothing
@@ -190,7 +220,9 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         return HTMLResponse(page)
 
     async def parts(request: Request) -> Response:
-        if request.query_params.get("v") == await run_in_threadpool(version):
+        # with the watch the version costs no per-park work: asked on the event loop itself
+        now = version() if watching else await run_in_threadpool(version)
+        if request.query_params.get("v") == now:
             return Response(status_code=204)
         parts, _ = await run_in_threadpool(render)
         return Response(parts, media_type="application/json")
@@ -254,4 +286,6 @@ def create_app(settings: Settings, decider: Decider) -> Starlette:
         Route("/static/inbox.css", static(INBOX_CSS, "text/css")),
         Route("/static/favicon.svg", static(FAVICON_SVG, "image/svg+xml")),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(Guard, settings=settings)])
+    return Starlette(
+        routes=routes, middleware=[Middleware(Guard, settings=settings)], lifespan=lifespan
+    )

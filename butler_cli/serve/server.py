@@ -103,7 +103,7 @@ def serve(
     decider = Decider(home, sessions, say=emit)
     app = create_app(settings, decider)
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, timeout_graceful_shutdown=5, lifespan="off"
+        app, log_level="warning", access_log=False, timeout_graceful_shutdown=5, lifespan="on"
     )
     server = _Server(config)
 

@@ -24,6 +24,7 @@ from butler_cli.core.errors import ButlerError, ParkError, ParkNotFound
 from butler_cli.core.park import ParkState
 from butler_cli.store.audit import AUDIT_FILE
 from butler_cli.store.ledger import DecisionLedger
+from butler_cli.store.outcomes import OUTCOMES_FILE as OUTCOMES_FILE
 from butler_cli.store.outcomes import KeptOutcome, OutcomeLog
 from butler_cli.store.parks import ID_ALPHABET, ID_LENGTH, ParkStore
 
@@ -80,11 +81,11 @@ class _Park:
 
 #: A park file read once is not read again while its inode, size and time stay the same (a
 #: park file is replaced whole, by a rename, on every change): the page refreshes cheaply.
-_seen: dict[tuple[str, int, int, int], _Park | None] = {}
+_seen: dict[tuple[str, int, int, int, int], _Park | None] = {}
 
 #: The last render's views, by park file and the stamps of the files its previews read: a view
 #: is built again only when its park or one of those files changed.
-_views: dict[tuple[tuple[str, int, int, int], tuple[str, ...]], PendingApproval] = {}
+_views: dict[tuple[tuple[str, int, int, int, int], tuple[str, ...]], PendingApproval] = {}
 
 #: The files the last render's previews read, per home, each with its stamp taken just before
 #: it was read: part of the page's version, so a rendered page is rendered again once a file a
@@ -107,7 +108,8 @@ def waiting(home: Path) -> tuple[list[PendingApproval], list[Problem]]:
             st = path.lstat()
         except OSError:
             continue  # decided and moved away meanwhile
-        key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+        # the change time too: a file rewritten in place with its time put back has a new one
+        key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
         if key in _seen:
             park = _seen[key]
         else:
@@ -183,15 +185,22 @@ def signature(home: Path, also: Sequence[str] = ()) -> str:
             parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
         except OSError:
             pass
-    files = _files_part(_stamp(f) for f in _watched.get(str(home), {}))
-    return f"{hash('|'.join(sorted(parts))) & 0xFFFFFFFFFFFF}-{files}"
+    return f"{hash('|'.join(sorted(parts))) & 0xFFFFFFFFFFFF}-{previews_part(home)}"
+
+
+def previews_part(home: Path) -> str:
+    """The second part of the version: the files the last render's previews read, stamped
+    now (one stat per distinct file, however many parks name it)."""
+    return _files_part(_stamp(f) for f in _watched.get(str(home), {}))
 
 
 def _park_stamp(entry: os.DirEntry[str]) -> str:
-    """A park file's name and time; one decided and removed since the folder was listed is
+    """A park file's name and times (its change time too: a file rewritten in place with its
+    time put back has a new one); one decided and removed since the folder was listed is
     stamped as gone (it was a 500 for the page that asked at that moment)."""
     try:
-        return f"{entry.name}:{entry.stat().st_mtime_ns}"
+        st = entry.stat()
+        return f"{entry.name}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     except FileNotFoundError:
         return f"{entry.name}:gone"
 
