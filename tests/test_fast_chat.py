@@ -15,8 +15,8 @@ from butler_cli.app.config.options import RunOptions, options_from
 from butler_cli.cli import fast_chat
 from butler_cli.cli.commands import COMMANDS, load
 
-#: What the fast reader leaves to typer on purpose: -o (checked by the provider table) and help.
-LEFT = {"--option", "-o", "--help", "-h"}
+#: What the fast reader leaves to typer on purpose: help.
+LEFT = {"--help", "-h"}
 
 
 def declared(command: str) -> dict[str, tuple[str, str]]:
@@ -24,13 +24,8 @@ def declared(command: str) -> dict[str, tuple[str, str]]:
     found = {}
     for param in load(command, COMMANDS[command]).params:
         assert isinstance(param, click.Option)
-        kind = (
-            "switch"
-            if param.is_flag
-            else "count"
-            if isinstance(param.type, click.IntRange)
-            else "text"
-        )
+        kind = "switch" if param.is_flag else "pairs" if param.multiple else "text"
+        kind = "count" if isinstance(param.type, click.IntRange) else kind
         if kind == "count":
             assert param.type.min == 1 and param.type.max is None
         for name in [*param.opts, *param.secondary_opts]:
@@ -71,6 +66,10 @@ LINES = [
     ["--model", "scripted:x.json", "--policy", "ask"],
     ["-c"],
     ["demo", "--policy", "readonly", "--profile", "p", "--policy-file=r.toml"],
+    ["chat", "-o", "temperature", "0.2"],
+    ["chat", "-o", "temperature", "0.2", "--model", "x:y", "--option", "seed", "7"],
+    ["chat", "-o", "temperature=0.5", "--option=top_p=0.9", "-o", "max_tokens", "64"],
+    ["--option", "seed=3", "-m", "x:y"],
 ]
 
 
@@ -94,7 +93,8 @@ def test_a_line_read_fast_gives_the_options_typer_gives(argv, monkeypatch) -> No
         ["chat", "--max-rounds", "0"],
         ["chat", "--max-rounds", "+3"],
         ["chat", "--max-rounds", "٣"],  # an Arabic-Indic three: a digit, not ASCII
-        ["chat", "-o", "temperature", "0.2"],
+        ["chat", "-o", "temperature"],
+        ["chat", "-o", "-x", "1"],
         ["chat", "--help"],
         ["chat", "-mfast"],
         ["chat", "--model", "a", "--model", "b"],
@@ -121,7 +121,9 @@ def test_a_line_not_understood_whole_is_left_to_typer(argv) -> None:
         (["chat", "--modle", "x"], "No such option '--modle'"),
         (["chat", "--model"], "Option '--model' requires an argument."),
         (["demo", "--model", "x"], "No such option '--model'"),
-        (["chat", "-o", "temprature", "1"], "temprature"),
+        (["chat", "-o", "temprature", "1"], "unknown model option 'temprature'"),
+        (["chat", "-o", "temperature", "9"], "model option temperature must be between 0 and 2"),
+        (["chat", "-o", "temperature"], "-o takes KEY VALUE"),
     ],
 )
 def test_a_bad_chat_option_gets_typers_error(argv, said, butler) -> None:

@@ -2,13 +2,14 @@
 `butler demo`'s options too) opens the chat on the fast entry: importing and building the typer
 app made that start 1.14x the wall time of a bare prompt-toolkit prompt (issue 34).
 
-Only a line this reader understands whole is read here: each option once, ``--name VALUE`` or
-``--name=VALUE`` or ``-x VALUE``, a value that does not start with ``-``, a round count that is
-plain digits of at least 1. Anything else — an unknown or misspelt option, a missing or bad
-value, ``-o`` (its values are checked by the provider table, too heavy for the first prompt),
-``--help``, words, ``--``, an option given twice — is left to the typer app, so every error a
-person sees is typer's own. tests/test_fast_chat.py checks that this table is the flags the
-commands declare, and that a line read here gives the options typer gives.
+Only a line this reader understands whole is read here: each option once (``-o`` as often as
+wanted), ``--name VALUE`` or ``--name=VALUE`` or ``-x VALUE``, a value that does not start with
+``-``, a round count that is plain digits of at least 1. Anything else — an unknown or misspelt
+option, a missing or bad value, ``--help``, words, ``--``, an option given twice — is left to
+the typer app, so every error a person sees is typer's own. ``-o``'s values are checked here,
+by the same function and so with the same error as through typer, before the prompt.
+tests/test_fast_chat.py checks that this table is the flags the commands declare, and that a
+line read here gives the options typer gives.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from butler_cli.core.model_options import model_options
+
 #: Each option of `butler chat` (and plain `butler`): its flag → (its parameter, its kind:
-#: ``text``, ``count`` (a whole number of at least 1), ``switch`` (takes no value)).
+#: ``text``, ``count`` (a whole number of at least 1), ``switch`` (takes no value), ``pairs``
+#: (``-o KEY VALUE`` or ``-o KEY=VALUE``, repeatable)).
 CHAT: dict[str, tuple[str, str]] = {
     "--model": ("model", "text"),
     "-m": ("model", "text"),
@@ -32,6 +36,8 @@ CHAT: dict[str, tuple[str, str]] = {
     "--continue": ("continue_last", "switch"),
     "-c": ("continue_last", "switch"),
     "--conversation": ("conversation", "text"),
+    "--option": ("model_options", "pairs"),
+    "-o": ("model_options", "pairs"),
 }
 #: `butler demo`'s options (the demo's model is its own).
 DEMO = {k: v for k, v in CHAT.items() if v[0] in ("policy", "profile", "policy_file")}
@@ -41,7 +47,7 @@ class FastStart(NamedTuple):
     """A chat start read from the command line: the run options given, by field name (what
     typer's command would hand ``options_from``), and what the chat carries on."""
 
-    options: dict[str, str | int | bool]
+    options: dict[str, str | int | bool | list[str]]
     continue_last: bool
     conversation: str | None
     demo: bool
@@ -54,7 +60,8 @@ def read(argv: Sequence[str]) -> FastStart | None:
     if command not in (None, "chat", "demo"):
         return None
     table = DEMO if command == "demo" else CHAT
-    given: dict[str, str | int | bool] = {}
+    given: dict[str, str | int | bool | list[str]] = {}
+    pairs: list[str] = []
     rest = list(argv[1:] if command else argv)
     while rest:
         arg = rest.pop(0)
@@ -63,6 +70,12 @@ def read(argv: Sequence[str]) -> FastStart | None:
         if known is None or known[0] in given:
             return None
         field, kind = known
+        if kind == "pairs":  # as cli/commands.py's join_pairs joins them for typer
+            pair = _pair(attached if eq else None, rest)
+            if pair is None:
+                return None
+            pairs.append(pair)
+            continue
         if kind == "switch":
             if eq:
                 return None
@@ -77,7 +90,24 @@ def read(argv: Sequence[str]) -> FastStart | None:
             given[field] = int(value)
         else:
             given[field] = value
+    if pairs:
+        model_options(pairs)  # a bad one: the usage error typer's command would raise
+        given["model_options"] = pairs
     continue_last = given.pop("continue_last", False) is True
     conversation = given.pop("conversation", None)
     named = conversation if isinstance(conversation, str) else None
     return FastStart(given, continue_last, named, command == "demo")
+
+
+def _pair(attached: str | None, rest: list[str]) -> str | None:
+    """``-o``'s ``KEY=VALUE``: given joined (``--option=KEY=VALUE``, ``-o KEY=VALUE``) or as
+    ``-o KEY VALUE`` (taken from ``rest``); None for anything else."""
+    if attached is not None:
+        pair = attached
+    elif rest and "=" in rest[0]:
+        pair = rest.pop(0)
+    elif len(rest) >= 2:  # a key and its value (join_pairs joins only then)
+        pair = f"{rest.pop(0)}={rest.pop(0)}"
+    else:
+        return None
+    return None if pair.startswith("-") else pair

@@ -7,19 +7,13 @@ values are recorded in the park, so a resume asks the model the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from butler_cli.core.errors import UsageError
+from butler_cli.core.model_options import OPTIONS as OPTIONS
+from butler_cli.core.model_options import OptionValue as OptionValue
+from butler_cli.core.model_options import parse_options as parse_options
 
-OptionValue = int | float
-#: name → (type, lowest, highest)
-OPTIONS: dict[str, tuple[type[int] | type[float], float, float]] = {
-    "temperature": (float, 0.0, 2.0),
-    "top_p": (float, 0.0, 1.0),
-    "top_k": (int, 1, 1_000_000),
-    "max_tokens": (int, 1, 1_000_000),
-    "seed": (int, 0, 2**63 - 1),
-}
 #: Which options each provider passes on (the scripted model takes and ignores them all).
 SUPPORTED: dict[str, frozenset[str]] = {
     "anthropic": frozenset({"temperature", "top_p", "top_k", "max_tokens"}),
@@ -28,25 +22,6 @@ SUPPORTED: dict[str, frozenset[str]] = {
     "openai-compatible": frozenset({"temperature", "top_p", "max_tokens", "seed"}),
     "scripted": frozenset(OPTIONS),
 }
-
-
-def parse_options(pairs: Iterable[tuple[str, str]]) -> dict[str, OptionValue]:
-    """``[("temperature", "0.2")]`` → ``{"temperature": 0.2}``; a bad one is a usage error."""
-    out: dict[str, OptionValue] = {}
-    for key, raw in pairs:
-        spec = OPTIONS.get(key)
-        if spec is None:
-            raise UsageError(f"unknown model option '{key}'; known: {', '.join(OPTIONS)}")
-        kind, low, high = spec
-        try:
-            value: OptionValue = int(raw) if kind is int else float(raw)
-        except ValueError:
-            word = "a whole number" if kind is int else "a number"
-            raise UsageError(f"model option {key} must be {word}, not {raw!r}") from None
-        if not low <= value <= high or value != value:  # NaN compares false to everything
-            raise UsageError(f"model option {key} must be between {low:g} and {high:g}")
-        out[key] = value
-    return out
 
 
 def check_options(provider: str, options: Mapping[str, OptionValue]) -> dict[str, OptionValue]:

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from butler_cli.app.config.config_file import MODEL_ENV as MODEL_ENV
-from butler_cli.core.errors import UsageError
-from butler_cli.providers.options import parse_options
+from butler_cli.core.model_options import model_options
 
 
 @dataclass(frozen=True)
@@ -127,22 +126,3 @@ def options_from(given: dict[str, Any]) -> RunOptions:
         if flag_of(name).pairs:
             given[name] = model_options(value)
     return RunOptions(**given)
-
-
-def check_model_options(pairs: list[tuple[str, str]]) -> dict[str, int | float]:
-    """The `-o KEY VALUE` pairs checked — a known name, a number in range — so a typo is a
-    usage error before anything runs."""
-    return parse_options(pairs)
-
-
-def model_options(given: list[str] | None) -> dict[str, int | float] | None:
-    """``["temperature=0.2"]`` → ``{"temperature": 0.2}``, checked; None when none given."""
-    if not given:
-        return None
-    pairs = []
-    for item in given:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"-o takes KEY VALUE (e.g. -o temperature 0.2), not {item!r}")
-        pairs.append((key.strip(), value.strip()))
-    return check_model_options(pairs)
