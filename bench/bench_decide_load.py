@@ -14,6 +14,9 @@ rounds are interleaved with the inbox's so machine noise hits both alike.
 Goal (issue 34): p50 within 2x the floor's, p99 within 3x.
 
     python bench/bench_decide_load.py [ROUNDS] [CLIENTS]    (defaults 6 and 32)
+
+``BENCH_CHECKOUT=/path/to/another/checkout`` runs that checkout's `butler serve` instead (its
+folder first on PYTHONPATH), for a before/after beside the same floor.
 """
 
 from __future__ import annotations
@@ -52,6 +55,12 @@ def copies(home: Path, original: str, count: int) -> list[str]:
         store.save(state)
         made.append(state.id)
     return made
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def at_once(work: list[Callable[[], None]]) -> list[float]:
@@ -132,6 +141,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         home, work, env = write_home(root, 0)
+        if os.environ.get("BENCH_CHECKOUT"):
+            env = {**env, "PYTHONPATH": os.environ["BENCH_CHECKOUT"]}
+            commit = subprocess.run(
+                ["git", "-C", os.environ["BENCH_CHECKOUT"], "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
         original = park(root, work, env, "-one")
         source = ParkStore(home).path_for(original)
         key = (home / "park.key").read_bytes()
@@ -141,6 +157,7 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         inbox: list[float] = []
         floor: list[float] = []
+        cpu = 0.0
         try:
             with urllib.request.urlopen(
                 urllib.request.Request(base + "/", headers={"Authorization": f"Bearer {token}"})
@@ -149,7 +166,10 @@ def main() -> None:
             csrf = page.split("name='csrf-token' content='", 1)[1].split("'", 1)[0]
             for r in range(rounds + 1):  # the first round warms the kept sessions: not counted
                 ids = copies(home, original, clients)
+                before = cpu_seconds(proc.pid)
                 took = at_once([approve(base, token, csrf, pid) for pid in ids])
+                if r:
+                    cpu += cpu_seconds(proc.pid) - before
                 steps = [floor_step(floor_dir, key, source, n) for n in range(clients)]
                 floored = at_once(steps)
                 if r:
@@ -168,6 +188,7 @@ def main() -> None:
     print(f"| inbox Approve, {clients} at once | {p50 * 1000:.1f} ms | {p99 * 1000:.1f} ms |")
     print(f"| durable floor, {clients} at once | {f50 * 1000:.1f} ms | {f99 * 1000:.1f} ms |")
     print(f"| ratio | {p50 / f50:.2f}x | {p99 / f99:.2f}x |")
+    print(f"\n`butler serve`'s CPU per decision: {cpu / len(inbox) * 1000:.1f} ms")
     if late:
         print(f"\n{len(late)} decisions were answered 'continuing' (their task ran past 3 s)")
 

@@ -14,7 +14,9 @@ with no butler behind them.
 
 Target (issue 26): p99 at 32 clients within 2x the bare page's; memory flat.
 
-    python bench/bench_inbox_load.py [PARKS]
+    python bench/bench_inbox_load.py [PARKS] [CLIENTS,...] [--no-memory]
+
+``BENCH_CHECKOUT=/path/to/another/checkout`` serves that checkout's inbox (before/after).
 """
 
 from __future__ import annotations
@@ -69,6 +71,12 @@ uvicorn.Server(config).run()
 """
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -119,13 +127,23 @@ def pct(values: list[float], p: float) -> float:
 
 
 def main() -> None:
-    parks = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    parks = int(args[0]) if args else 1000
+    levels = tuple(int(n) for n in args[1].split(",")) if len(args) > 1 else LEVELS
+    with_memory = "--no-memory" not in sys.argv
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         home = make_home(Path(tmp), parks)
         env = {**os.environ, "BUTLER_HOME": str(home)}
+        if os.environ.get("BENCH_CHECKOUT"):  # another checkout's serve (before/after)
+            env["PYTHONPATH"] = os.environ["BENCH_CHECKOUT"]
+            commit = subprocess.run(
+                ["git", "-C", env["PYTHONPATH"], "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
         serve, port, token = start_serve(env)
         bare = None
         try:
@@ -163,19 +181,22 @@ def main() -> None:
                     time.sleep(0.05)
             servers = {"butler serve": (port, serve.pid), "bare Starlette": (bare_port, bare.pid)}
             rows = []
-            for clients in LEVELS:
+            for clients in levels:
                 for what, paths in (
                     ("page", ["/"] * PAGES),
                     ("live update, nothing changed (204)", [f"/parts?v={version}"] * PARTS),
                     ("live update, changed (200)", ["/parts?v=old"] * PAGES),
                 ):
                     got = {}
-                    for name, (p, _) in servers.items():
+                    cpu = {}
+                    for name, (p, pid) in servers.items():
+                        before = cpu_seconds(pid)
                         got[name] = load(p, token, paths, clients)
-                    rows.append((clients, what, got))
+                        cpu[name] = (cpu_seconds(pid) - before) / len(paths)
+                    rows.append((clients, what, got, cpu))
             memory: dict[str, list[int]] = {name: [] for name in servers}
             mixed = ["/" if i % 20 == 0 else f"/parts?v={version}" for i in range(5000)]
-            for name, (p, pid) in servers.items():
+            for name, (p, pid) in servers.items() if with_memory else ():
                 memory[name].append(rss_kib(pid))
                 for _ in range(MEMORY_REQUESTS // len(mixed)):
                     load(p, token, mixed, 8)
@@ -189,15 +210,21 @@ def main() -> None:
     print(
         f"commit {commit}, load {os.getloadavg()[0]:.1f}, {parks} parks, page {len(page)} bytes\n"
     )
-    print("| clients | request | butler p50 | butler p99 | bare p50 | bare p99 | p99 ÷ bare |")
-    print("|---|---|---|---|---|---|---|")
-    for clients, what, got in rows:
+    print(
+        "| clients | request | butler p50 | butler p99 | bare p50 | bare p99 | p99 ÷ bare "
+        "| CPU per request, butler / bare |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for clients, what, got, cpu in rows:
         b, s = got["butler serve"], got["bare Starlette"]
         print(
             f"| {clients} | {what} | {statistics.median(b) * 1000:.1f} ms | "
             f"{pct(b, 99) * 1000:.1f} ms | {statistics.median(s) * 1000:.1f} ms | "
-            f"{pct(s, 99) * 1000:.1f} ms | {pct(b, 99) / pct(s, 99):.2f}x |"
+            f"{pct(s, 99) * 1000:.1f} ms | {pct(b, 99) / pct(s, 99):.2f}x | "
+            f"{cpu['butler serve'] * 1000:.2f} / {cpu['bare Starlette'] * 1000:.2f} ms |"
         )
+    if not with_memory:
+        return
     print("\n| server | RSS at start, then after each 5,000 requests (MiB) |")
     print("|---|---|")
     for name, kib in memory.items():
