@@ -123,6 +123,12 @@ COMMANDS: dict[str, Entry] = {
         "API keys kept in the system keyring, or where there is none in a 0600 file outside "
         "the butler's home.",
     ),
+    "templates": Entry(
+        _CLI + "templates",
+        "app",
+        "Saved system prompts for -t NAME: the files NAME.md you keep in the templates "
+        "folder beside the config file.",
+    ),
     "grants": Entry(
         _CLI + "grants",
         "app",

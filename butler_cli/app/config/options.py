@@ -66,7 +66,12 @@ class RunOptions:
         recorded=True,
         min=1,
     )
-    system: str | None = flag("--system", help="System prompt for the model.", recorded=True)
+    system: str | None = flag("--system", "-s", help="System prompt for the model.", recorded=True)
+    template: str | None = flag(
+        "--template",
+        "-t",
+        help="A saved system prompt: NAME.md in the templates folder (`butler templates list`).",
+    )
     yes_safe: bool = flag(
         "--yes-safe",
         help="Let governed calls the policy allows run unattended. Without it they park too. "

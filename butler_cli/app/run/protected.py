@@ -41,6 +41,8 @@ def protected_paths(
     ]
     if (keyring := keyring_files()).exists():  # a file keyring's folder (keyrings.alt)
         found.append(keyring)
+    # the person's saved prompts and slash commands, beside the config file: never the model's
+    found += [config_file.parent / "templates", config_file.parent / "commands"]
     found += [Path(p) for p in policy_files if p]
     for settings in config.providers.values() if config is not None else []:
         if settings.api_key_file:

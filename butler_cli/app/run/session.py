@@ -21,10 +21,11 @@ import os
 import stat
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from butler_cli.app.config import templates
 from butler_cli.app.config.config import Config, load_config, resolve_options
 from butler_cli.app.config.first_model import no_model
 from butler_cli.app.config.options import RunOptions
@@ -222,6 +223,10 @@ def resolved(opts: RunOptions, recorded: RunContext | None = None) -> tuple[Conf
     (``resolve_options``): the flags, then — a resume — the park's record, then the
     environment, the config file, the defaults."""
     settings = load_config()
+    if opts.template is not None:  # -t NAME: the person's saved system prompt
+        if opts.system is not None:
+            raise UsageError("give --system (-s) or --template (-t), not both")
+        opts = replace(opts, system=templates.load(opts.template), template=None)
     return settings, resolve_options(opts, settings, recorded)
 
 
