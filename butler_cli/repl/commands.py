@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from butler_cli.app.chat import custom
 from butler_cli.app.parks.parks import waiting_parks
 from butler_cli.core.errors import ButlerError
 from butler_cli.core.gate import default_decision
@@ -24,6 +25,16 @@ if TYPE_CHECKING:
 def _help(chat: Chat, arg: str) -> None:
     for cmd in LISTED.values():
         chat.console.print(f"  {cmd.usage:<14} {cmd.help}")
+    for mine in chat.customs():  # files the person (or the project) wrote: only a prompt
+        whose = "yours" if mine.source == "yours" else "project"
+        unused = " — not used: a built-in has this name" if f"/{mine.name}" in RUN else ""
+        line = f"  /{mine.name:<13} {mine.summary} ({whose}: {mine.path}){unused}"
+        chat.console.out(visible(line), highlight=False)
+    where = (
+        f"  your commands: {custom.yours()}/NAME.md; a project's: "
+        f"{' or '.join(custom.PROJECT)}/NAME.md ($ARGUMENTS: what follows /NAME)"
+    )
+    chat.console.out(visible(where), highlight=False)
     chat.console.print("  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
     chat.console.print(
         "  !command runs that command as run_command would for the model (the sandbox, the "
@@ -181,6 +192,10 @@ def dispatch(chat: Chat, line: str) -> None:
     name, _, arg = line.strip().partition(" ")
     run = RUN.get(name.lower())
     if run is None:
+        mine = custom.usable(chat.customs(), RUN).get(name.lower())
+        if mine is not None:
+            chat.run_custom(mine, arg.strip(), line.strip())
+            return
         names = " ".join(LISTED)
         chat.console.print(f"Unknown command {escape(name)} — try one of: {names}")
         return

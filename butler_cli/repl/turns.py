@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit import PromptSession
 from rich.console import Console
 
+from butler_cli.app.chat import custom
 from butler_cli.app.chat.chat import Conversation
 from butler_cli.app.chat.conversations import Record, find, recap
 from butler_cli.app.chat.shell import RAN_NOTE
@@ -172,6 +173,19 @@ class Chat:
         conversation = self.conversation
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
         self.shown(lambda: conversation.send(text, self.ask, self.progress, prompt, images or []))
+
+    def customs(self) -> list[custom.Custom]:
+        """The custom slash commands as the folders hold them now (read at each use)."""
+        butler = self.butler
+        guard = butler.session.guard
+        return custom.found(custom.yours(), butler.cwd, butler.home, list(guard.protected))
+
+    def run_custom(self, command: custom.Custom, arguments: str, typed: str) -> None:
+        """`/NAME args`: the command's text, ``$ARGUMENTS`` filled, sent as this turn's prompt
+        (the turn's task is the line as typed); what the model then does is judged as ever."""
+        whose = "your command" if command.source == "yours" else "the project's command"
+        self.console.out(visible(f"{typed.split()[0]}: {whose} {command.path}"), highlight=False)
+        self.send(typed, command.prompt(arguments))
 
     def shell(self, command: str) -> None:
         """`!command`: the person's own command, as a ``run_command`` under the gate (asked
