@@ -2,7 +2,7 @@
 
 A loopback server (tests/fake_llm.py) streams the same answer — text in pieces plus two tool
 calls with arguments split across chunks — to (a) the official SDK, iterating the raw stream,
-and (b) the butler's adapter (request mapping over httpx2, stream assembly, response).
+and (b) the butler's adapter (request mapping, urllib, stream assembly, response).
 
 Run: python bench/bench_providers.py  (needs the test and bench extras: the SDKs are peers)
 """

@@ -185,7 +185,9 @@ def server_rows(py: str, butler: str, befores: list[str], runs: int, llm: str | 
             run = [butler, "run", "--model", "openai-compatible:local", "--base-url", base, PROMPT]
             commands: dict[str, Sequence[str]] = {
                 "floor": [py, "-c", FLOOR],
-                "floor+": [py, "-c", f"{FLOOR}, httpx2"],  # the client a real model is asked with
+                # the client the SDKs are built on, and the one the butler sends with now
+                "floor+": [py, "-c", f"{FLOOR}, httpx2; httpx2.Client()"],
+                "floor-urllib": [py, "-c", f"{FLOOR}, urllib.request, json"],
                 "run": run,
             }
             paths: dict[str, str | None] = {}
@@ -216,10 +218,11 @@ def server_rows(py: str, butler: str, befores: list[str], runs: int, llm: str | 
         return f"{statistics.median(a / b for a, b in zip(mine, theirs, strict=True)):.2f}x"
 
     labels = {"floor": f"floor: `{FLOOR}`", "run": "`butler run`, one prompt"}
-    labels["floor+"] = "the floor and httpx2 (the HTTP client the butler sends with)"
+    labels["floor+"] = "the floor and an httpx2 client (the SDKs' HTTP client)"
+    labels["floor-urllib"] = "the floor and urllib.request (the HTTP client the butler sends with)"
     labels |= {f"before{i}": f"`butler run`, one prompt, `{b}`" for i, b in enumerate(befores)}
     labels["llm"] = "`llm -m bench-local`, one prompt (its default: streamed, logged)"
-    for key in [k for k in ("floor", "floor+", *paths, "run", "llm") if k in med]:
+    for key in [k for k in ("floor", "floor+", "floor-urllib", *paths, "run", "llm") if k in med]:
         wall, cpu = med[key]
         print(
             f"| {labels[key]} | {wall * 1000:.0f} ms | {cpu * 1000:.0f} ms "

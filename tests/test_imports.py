@@ -152,6 +152,7 @@ LAZY = {
     # third-party libraries a command may never need
     "rich": "the screen: plain, piped and --json output never draw with rich",
     "prompt_toolkit": "the chat's line editor and its prompts",
+    "truststore": "the system trust store for TLS, only on macOS and Windows",
     "butler_cli.tools.mcp_client": "MCP's event loop, anyio and the SDK: only when a server starts",
     "pydantic": "a park's models and @tool's argument models: a round that never parks loads none",
     "pydantic_core": "a park's models: a round that never parks loads none",

@@ -1,5 +1,5 @@
 """What the official SDKs did for the remote models, kept by the butler's own requests (issue 34:
-they are sent over httpx2, the SDKs' own HTTP client, without importing the SDKs): each error
+they are sent with Python's urllib, without the SDKs or their client, httpx2): each error
 status as one line, a rate limit retried a bounded number of times, a server that
 hangs up before answering, proxies named by the environment (HTTP_PROXY, NO_PROXY), the TLS roots
 named by SSL_CERT_FILE. Real servers on 127.0.0.1, the installed butler in a subprocess."""

@@ -268,7 +268,7 @@ def test_no_http_client_is_imported_for_quick_commands(butler_home) -> None:
         "import sys; from butler_cli.cli.main import app\n"
         "for args in (['pending'], ['policy', 'list'], ['memory', 'list'], ['--help']):\n"
         "    try:\n        app(args)\n    except SystemExit:\n        pass\n"
-        "print(sorted(m for m in ('openai', 'anthropic', 'httpx2') if m in sys.modules))"
+        "print(sorted(m for m in ('openai', 'anthropic', 'httpx2', 'urllib.request') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],

@@ -2,6 +2,6 @@
 and what they share (:mod:`.common`: keys, base URLs, errors, retries).
 
 Loaded only when a remote model is built (the one named lazy point, in
-``butler_cli/providers/__init__.py``); the requests go over httpx2 (:mod:`.http`), the
-client the official SDKs are built on, without importing the SDKs.
+``butler_cli/providers/__init__.py``); the requests are sent by :mod:`.http` with Python's
+own HTTP client, without the official SDKs.
 """

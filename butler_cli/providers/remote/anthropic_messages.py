@@ -1,4 +1,4 @@
-"""Anthropic Messages: the wire format, sent over httpx2 (:mod:`.http`), streamed.
+"""Anthropic Messages: the wire format, sent by :mod:`.http`, streamed.
 
 Our message blocks are already this API's blocks, so the mapping is mostly a dump; tool-call
 arguments arrive as ``input_json_delta`` pieces and are parsed once the block stops. The events
@@ -341,7 +341,7 @@ class AnthropicModel(RemoteModel):
         ids: list[str] = []
         params = {"limit": "1000"}
         for _ in range(MODEL_PAGES):
-            page = _obj(self.client().get("v1/models", params).json())
+            page = _obj(self.client().get("v1/models", params))
             data = page.get("data")
             ids += [str(m["id"]) for m in data or [] if isinstance(m, dict) and "id" in m]
             last = page.get("last_id")
@@ -354,9 +354,9 @@ class AnthropicModel(RemoteModel):
         return to_wire(request, self.endpoint.model, self.endpoint.options)
 
     def streamed(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
-        with self.client().stream("v1/messages", {**body, "stream": True}) as response:
+        with self.client().stream("v1/messages", {**body, "stream": True}) as answer:
             try:
-                return read_events(stream_events(response.iter_lines()), request.on_text)
+                return read_events(stream_events(answer), request.on_text)
             except StreamFailure:
                 raise
             except Exception as exc:
@@ -367,7 +367,7 @@ class AnthropicModel(RemoteModel):
     def whole(self, body: dict[str, Any]) -> ModelResponse:
         raw = self.client().post("v1/messages", {**body, "stream": False})
         try:
-            payload = json.loads(raw.text)
+            payload = json.loads(raw)
         except ValueError:
             raise ModelError(
                 f"anthropic answered with something that is not JSON ({self.endpoint.where})",

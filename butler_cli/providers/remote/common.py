@@ -23,7 +23,7 @@ from butler_cli.core.provider import ModelRequest, ModelResponse
 from butler_cli.store.stored_keys import key_from
 from butler_cli.tools.redact import mask_text, remember_secret
 
-if TYPE_CHECKING:  # the client's module imports httpx2, and this one's errors
+if TYPE_CHECKING:  # the client's module imports the HTTP client, and this one's errors
     from butler_cli.providers.remote.http import Wire
 
 T = TypeVar("T")
@@ -90,6 +90,11 @@ class StatusError(Exception):
         self.body = body
         self.retry_after = retry_after
         super().__init__(f"HTTP {status_code}: {server_words(body, status_code)}")
+
+
+class StreamCut(Exception):
+    """The connection closed before the answer's body was whole (a chunked stream without its
+    last chunk)."""
 
 
 class Unreachable(Exception):
@@ -251,8 +256,7 @@ AGAIN_WHOLE = "asked again without streaming: its stream held no answer"
 def cut_off(exc: BaseException) -> bool:
     """Whether ``exc`` is the connection closing before the response body was whole (a
     chunked stream without its last chunk): the same early end, seen one layer down."""
-    kind = type(exc)  # httpx2's (named: this module imports no HTTP client)
-    return kind.__name__ == "RemoteProtocolError" and kind.__module__.startswith("httpx")
+    return isinstance(exc, StreamCut)
 
 
 def stream_failure(failure: StreamFailure, endpoint: Endpoint) -> ModelError:

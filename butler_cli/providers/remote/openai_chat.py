@@ -1,4 +1,4 @@
-"""OpenAI-compatible Chat Completions: the wire format, sent over httpx2 (:mod:`.http`).
+"""OpenAI-compatible Chat Completions: the wire format, sent by :mod:`.http`.
 
 One adapter serves OpenAI and every server that speaks the format (Ollama, llama.cpp's server,
 vLLM, LM Studio, OpenRouter…). Responses are streamed; tool-call arguments arrive as deltas and
@@ -113,7 +113,7 @@ class OpenAIChatModel(RemoteModel):
         return Wire(base, headers)
 
     def listed(self) -> list[str]:
-        payload = self.client().get("models", {}).json()
+        payload = self.client().get("models", {})
         data = payload.get("data") if isinstance(payload, dict) else None
         return [str(m["id"]) for m in data or [] if isinstance(m, dict) and "id" in m]
 
@@ -134,8 +134,8 @@ class OpenAIChatModel(RemoteModel):
         the stream is read as each server really sends it (see chat_stream). A stream that
         held nothing raises StreamFailure ``nothing``."""
         sent = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        with self.client().stream("chat/completions", sent) as response:
-            lines = _Lines(response.iter_lines())
+        with self.client().stream("chat/completions", sent) as answer:
+            lines = _Lines(answer)
             try:
                 return read_stream(lines, request.on_text)
             except StreamFailure:
@@ -154,7 +154,7 @@ class OpenAIChatModel(RemoteModel):
         llama.cpp's 400 naming its context, say)."""
         raw = self.client().post("chat/completions", {**body, "stream": False})
         try:
-            payload = json.loads(raw.text)
+            payload = json.loads(raw)
         except ValueError:
             raise ModelError(
                 f"{self.endpoint.provider} answered with something that is not JSON "
