@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import butler_command
+from conftest import butler_command, call
 from fake_llm import POLL
 
 
@@ -75,6 +75,26 @@ class Served:
             self.proc.send_signal(sig)
         out, _ = self.proc.communicate(timeout=timeout)
         return out
+
+
+def park_writing(
+    butler: Any,
+    script: Any,
+    name: str,
+    answer: str = "written",
+    *,
+    content: str = "hello",
+    task: str | None = None,
+) -> str:
+    """A park whose one action writes ``content`` to ``name`` in the work folder; the task
+    (``write NAME`` unless given) answers ``answer``."""
+    turns = [
+        {"tool_calls": [call("write_file", "c1", path=name, content=content)]},
+        {"text": answer},
+    ]
+    ran = butler("run", "--model", script(*turns), task or f"write {name}", "--json")
+    assert ran.returncode == 3, ran.stderr
+    return str(json.loads(ran.stdout.splitlines()[0])["park_id"])
 
 
 class QuietHandler(BaseHTTPRequestHandler):

@@ -14,23 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call
-from serve_support import Served, eventually, served_fixture  # noqa: F401 (a fixture)
+from serve_support import Served, eventually, park_writing, served_fixture  # noqa: F401 (a fixture)
 
 from butler_cli.schedule.store import ScheduleStore
 
 OUTCOMES = "inbox-outcomes.jsonl"
-
-
-def park_writing(butler: Any, script: Any, name: str, answer: str = "written") -> str:
-    """A park whose one action writes ``name`` in the work folder; the task answers ``answer``."""
-    turns = [
-        {"tool_calls": [call("write_file", "c1", path=name, content="hello")]},
-        {"text": answer},
-    ]
-    ran = butler("run", "--model", script(*turns), f"write {name}", "--json")
-    assert ran.returncode == 3, ran.stderr
-    return str(json.loads(ran.stdout.splitlines()[0])["park_id"])
 
 
 def outcomes_of(s: Served) -> str:

@@ -14,8 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import call
-from serve_support import eventually, served_fixture, start_serve  # noqa: F401 (a fixture)
+from serve_support import (  # noqa: F401 (a fixture)
+    eventually,
+    park_writing,
+    served_fixture,
+    start_serve,
+)
 
 from butler_cli.store.faults import CRASH_ENV
 from butler_cli.store.parks import ParkStore
@@ -33,13 +37,7 @@ STEPS = {
 
 
 def parked_write(butler: Any, script: Any) -> str:
-    model = script(
-        {"tool_calls": [call("write_file", "w1", path="out.txt", content="v1")]},
-        {"text": "written"},
-    )
-    ran = butler("run", "--model", model, "write it", "--json")
-    assert ran.returncode == 3, ran.stderr
-    return str(json.loads(ran.stdout.splitlines()[0])["park_id"])
+    return park_writing(butler, script, "out.txt", content="v1")
 
 
 def killed_while_deciding(home: Path, workdir: Path, park_id: str, step: str) -> None:

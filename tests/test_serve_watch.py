@@ -10,17 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import call
-from serve_support import served_fixture  # noqa: F401 (a fixture)
+from serve_support import park_writing, served_fixture  # noqa: F401 (a fixture)
 
 
-def parked_write(butler: Any, script: Any, name: str = "out.txt") -> str:
-    model = script(
-        {"tool_calls": [call("write_file", "w1", path=name, content="v1")]}, {"text": "ok"}
-    )
-    ran = butler("run", "--model", model, "write the report", "--json")
-    assert ran.returncode == 3, ran.stderr
-    return str(json.loads(ran.stdout.splitlines()[0])["park_id"])
+def parked_write(butler: Any, script: Any) -> str:
+    return park_writing(butler, script, "out.txt", "ok", content="v1", task="write the report")
 
 
 def version_of(s: Any) -> str:
