@@ -51,6 +51,7 @@ def test_run_parks_then_pending_show_resume(butler, script, butler_home, workdir
                     "reason": "changes files on your machine — asking you first",
                 }
             ],
+            "origin": "run",
         }
     ]
     shown = json.loads(butler("show", park_id[:4], "--json").stdout)
