@@ -229,7 +229,6 @@ def test_a_malformed_script_names_the_place_in_one_line(
 
 def test_usage_errors_are_one_line_exit_2(butler, butler_home) -> None:
     for args in (
-        ["run", "x"],
         ["run", "--model", "nope:x", "x"],
         ["run", "--model", "scripted:/no/such.json", "x"],
         ["resume", "zzzzzzzz", "--approve"],
@@ -238,6 +237,10 @@ def test_usage_errors_are_one_line_exit_2(butler, butler_home) -> None:
         r = butler(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    # no model at all: the one error line, then how to choose one (issue 35 item 7)
+    r = butler("run", "x")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("butler: no model chosen") and "butler config set model" in r.stderr
     assert not butler_home.exists()
 
 
