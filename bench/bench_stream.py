@@ -8,6 +8,8 @@ the consumer has the whole answer:
 
 - floor: ``openai.OpenAI().chat.completions.create(stream=True)`` iterated to its end, in a
   fresh process as the butler's is (what any client of the SDK pays);
+- raw (issue 34's baseline): the same stream read with httpx and ``json.loads`` of each event,
+  in a fresh process (its second stream) — no SDK, no screen;
 - ``butler run --output stream-json``: the last ``text`` event read from its stdout pipe;
 - the chat on a terminal (a pty, 80x24: Markdown rendered live, the live line, scrolling):
   ``ENDMARK`` read from the pty;
@@ -15,7 +17,10 @@ the consumer has the whole answer:
 
 Targets (issue 26): the terminal within 1.1x the floor, stream-json within 1.05x.
 
-    python bench/bench_stream.py [RUNS]
+    python bench/bench_stream.py [RUNS] [--before DIR]
+
+``--before DIR`` also times the chat of the butler_cli in DIR (a ``git worktree`` of an older
+commit, first on PYTHONPATH) in the same runs, interleaved.
 """
 
 from __future__ import annotations
@@ -96,6 +101,37 @@ class Server:
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
+
+
+RAW_CLIENT = """
+import json, sys, time
+import httpx
+
+body = {"model": "m", "messages": [{"role": "user", "content": "plan my week"}], "stream": True}
+with httpx.Client() as client:
+    for _ in range(2):  # as the SDK's: the second is timed
+        text = []
+        with client.stream("POST", sys.argv[1] + "/chat/completions", json=body) as response:
+            for line in response.iter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    chunk = json.loads(line[6:])
+                    if chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
+                        text.append(chunk["choices"][0]["delta"]["content"])
+        done = time.perf_counter()
+assert "".join(text).endswith(sys.argv[2])
+print(done)
+"""
+
+
+def raw(server: Server) -> float:
+    """httpx and json alone, in a process of its own: the least a consumer can do."""
+    out = subprocess.run(
+        [sys.executable, "-c", RAW_CLIENT, server.url, MARK],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout) - server.arrived
 
 
 SDK_CLIENT = """
@@ -188,7 +224,13 @@ def on_pty(server: Server, env: dict[str, str], work: Path, chat: bool) -> float
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    args = sys.argv[1:]
+    before = None
+    if "--before" in args:
+        at = args.index("--before")
+        before = args[at + 1]
+        del args[at : at + 2]
+    runs = int(args[0]) if args else 7
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -205,26 +247,34 @@ def main() -> None:
         }
         env.pop("NO_COLOR", None)
         times: dict[str, list[float]] = {
+            "raw": [],
             "sdk": [],
             "render": [],
             "json": [],
             "chat": [],
             "run": [],
+            "before": [],
         }
+        old = {**env, "PYTHONPATH": before} if before else env
         for _ in range(runs):
+            times["raw"].append(raw(server))
             took, render = sdk(server)
             times["sdk"].append(took)
             times["render"].append(took + render)
             times["json"].append(stream_json(server, env, work))
             times["chat"].append(on_pty(server, env, work, chat=True))
+            if before:
+                times["before"].append(on_pty(server, old, work, chat=True))
             times["run"].append(on_pty(server, env, work, chat=False))
-    m = {k: statistics.median(v) for k, v in times.items()}
+    m = {k: statistics.median(v) for k, v in times.items() if v}
     print(f"commit {commit}, load {os.getloadavg()[0]:.1f}, {runs} runs, medians\n")
     print(
-        "| consumer of the same 2,000-token stream | until the whole answer is there | ÷ SDK | target |"
+        "| consumer of the same 2,000-token stream | until the whole answer is there | ÷ SDK "
+        "| ÷ raw | target |"
     )
-    print("|---|---|---|---|")
+    print("|---|---|---|---|---|")
     rows = [
+        ("raw read: httpx + json (issue 34's baseline)", "raw", None),
         ("openai SDK, iterated (floor)", "sdk", None),
         (
             "the SDK, then rich renders the whole answer's Markdown once (80 columns)",
@@ -232,13 +282,21 @@ def main() -> None:
             None,
         ),
         ("`butler run --output stream-json`, read from its pipe", "json", 1.05),
-        ("the chat on a terminal (pty 80x24, Markdown live)", "chat", 1.1),
+        ("the chat on a terminal (pty 80x24, Markdown live; issue 34: ≤ 4x raw)", "chat", None),
         ("`butler run` on a terminal (pty 80x24)", "run", 1.1),
     ]
+    if before:
+        rows.insert(4, (f"the chat on a terminal, before (`{before}`)", "before", None))
     for label, key, target in rows:
         ratio = m[key] / m["sdk"]
         mark = "" if target is None else f"≤ {target}x {'✓' if ratio <= target else '✗'}"
-        print(f"| {label} | {m[key] * 1000:.0f} ms | {ratio:.2f}x | {mark} |")
+        if key in ("chat", "before"):
+            to_raw = m[key] / m["raw"]
+            mark = f"≤ 4x raw {'✓' if to_raw <= 4 else '✗'}"
+        print(
+            f"| {label} | {m[key] * 1000:.0f} ms | {ratio:.2f}x | {m[key] / m['raw']:.2f}x "
+            f"| {mark} |"
+        )
 
 
 if __name__ == "__main__":

@@ -35,10 +35,11 @@ from butler_cli.repl import approval
 from butler_cli.repl.comforts import AttachRefused, Tally, attach, turn_usage
 from butler_cli.repl.commands import dispatch
 from butler_cli.repl.input import answer_input
-from butler_cli.repl.progress import ChatProgress, Wrapped
+from butler_cli.repl.progress import ChatProgress
 from butler_cli.ui.console import out
 from butler_cli.ui.markup import markdown
 from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.stream import Wrapped
 from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:

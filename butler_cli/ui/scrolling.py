@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 #: Rows kept free below the live region (the margin Markdown's own spacing needs).
 MARGIN = 4
 
@@ -31,7 +31,7 @@ def settle(text: str, width: int, height: int) -> tuple[str, str] | None:
     fence: str | None = None  # the opening line of the fence we are in
     blank: int | None = None  # the last blank line outside a fence
     for i, line in enumerate(lines[:-1]):
-        found = _FENCE.match(line)
+        found = FENCE.match(line)
         if found is not None:
             if fence is None:
                 fence = line
@@ -45,7 +45,7 @@ def settle(text: str, width: int, height: int) -> tuple[str, str] | None:
         if fence is None or rows(rest, width) < height - MARGIN:
             return "\n".join(lines[:blank]), rest
     if fence is not None and complete > 1:
-        marker = _FENCE.match(fence)
+        marker = FENCE.match(fence)
         assert marker is not None
         settled = "\n".join([*lines[:complete], marker.group(1)])
         return settled, "\n".join([fence, *lines[complete:]])
