@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from pathlib import Path
 
 from butler_cli.core.notices import notice
@@ -66,6 +67,7 @@ class Watch:
         #: Goes up by one for each batch of changes read: the page's version holds it.
         self.changes = 0
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._reading = threading.Lock()
 
     def _watch_parks(self) -> None:
         """Watch ``parks/`` if it is there (it is made with the first park)."""
@@ -75,7 +77,13 @@ class Watch:
             self._parks_wd = None
 
     def drain(self) -> int:
-        """Read what the kernel has (never waiting) and return :attr:`changes`."""
+        """Read what the kernel has (never waiting) and return :attr:`changes`. One reader
+        at a time (the page's render asks from a worker thread): a change one caller has read
+        is counted before another caller's answer, never after it."""
+        with self._reading:
+            return self._drain()
+
+    def _drain(self) -> int:
         try:
             events = self._notify.read(timeout=0)
         except OSError:  # the descriptor is gone: count it as a change, every time
