@@ -22,7 +22,7 @@ Shell completion parses resiliently and never comes here: it completes what is t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 
@@ -88,24 +88,30 @@ def read_line(args: Sequence[str], commands: Sequence[click.Command]) -> Line:
 
 def plain_line(group: click.Group, ctx: click.Context, args: list[str]) -> list[str]:
     """The root's arguments, with a plain-English line turned into ``run [OPTIONS] -- TASK``
-    and butler's options moved after the command they belong to (see the module's rule)."""
+    and butler's options moved after the command they belong to (see the module's rule).
+    ``run`` is loaded only when the line needs its options' arities: `butler pending` never
+    imports it."""
     if not args or args[0] in ROOT_OPTIONS:
         return args
-    run = group.get_command(ctx, "run")
-    assert run is not None
-    at = read_line(args, [run]).first
+
+    def run() -> click.Command:
+        found = group.get_command(ctx, "run")
+        assert found is not None
+        return found
+
+    at = read_line(args, [run()]).first if args[0].startswith("-") else 0
     if at is None:
         return ["chat", *args]  # options only: the chat takes them
     name, head, rest = args[at], args[:at], args[at + 1 :]
     names = group.list_commands(ctx)
     if name in names:
         command = group.get_command(ctx, name)
-        if command is not None and not _fits(group, ctx, command, rest, run):
-            return _task(args, run)
+        if command is not None and not _fits(ctx, name, command, rest, run):
+            return _task(args, run())
         return [name, *head, *rest]
     if _near_miss(group, ctx, name, rest, run):
         return [name, *head, *rest]  # the root's "No such command … Did you mean"
-    return _task(args, run)
+    return _task(args, run())
 
 
 def _task(args: Sequence[str], run: click.Command) -> list[str]:
@@ -115,14 +121,14 @@ def _task(args: Sequence[str], run: click.Command) -> list[str]:
 
 
 def _fits(
-    group: click.Group,
     ctx: click.Context,
+    name: str,
     command: click.Command,
     rest: list[str],
-    run: click.Command,
+    run: Callable[[], click.Command],
 ) -> bool:
     """Whether the words after a command's name are that command's."""
-    if command is run:
+    if name == "run":
         return True  # run's words are its task(s): see `butler run --help`
     if isinstance(command, click.Group):
         after = rest[0] if rest else ""
@@ -131,12 +137,21 @@ def _fits(
         subcommands = command.list_commands(ctx)
         return after in subcommands or bool(get_close_matches(after, subcommands))
     takes = [p.nargs for p in command.params if isinstance(p, click.Argument)]
-    words = read_line(rest, [command, run]).words
-    return any(n < 0 for n in takes) or len(words) <= sum(takes)
+    if any(n < 0 for n in takes):
+        return True
+    # an option the command lacks is read as taking no value, which can only add words:
+    # when they fit even so, run's options need not be loaded to count them
+    if len(read_line(rest, [command]).words) <= sum(takes):
+        return True
+    return len(read_line(rest, [command, run()]).words) <= sum(takes)
 
 
 def _near_miss(
-    group: click.Group, ctx: click.Context, name: str, rest: list[str], run: click.Command
+    group: click.Group,
+    ctx: click.Context,
+    name: str,
+    rest: list[str],
+    run: Callable[[], click.Command],
 ) -> bool:
     """Whether an unknown first word is a typo of a command: it alone (options aside), or
     followed by one of the commands of the group it nearly names."""
@@ -148,7 +163,7 @@ def _near_miss(
     command = group.get_command(ctx, near[0])
     if command is None:
         return False
-    words = read_line(rest, [command, run]).words
+    words = read_line(rest, [command, run()]).words
     if not words:
         return True
     return isinstance(command, click.Group) and words[0] in command.list_commands(ctx)
