@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from typer._completion_shared import get_completion_script
 
+from butler_cli.app.config.completions import quietly
 from butler_cli.app.config.home import park_ids as ids
 from butler_cli.cli.entry import COMPLETE_VAR
 from butler_cli.core.errors import UsageError
@@ -38,11 +39,13 @@ def completion(
     typer.echo(get_completion_script(prog_name="butler", complete_var=COMPLETE_VAR, shell=shell))
 
 
+@quietly
 def park_ids(incomplete: str) -> list[str]:
     """Ids of parks awaiting a decision that start with what is typed."""
     return ids(incomplete, done=False)
 
 
+@quietly
 def any_park_ids(incomplete: str) -> list[str]:
     """Ids of every park, decided ones too (for ``butler show``)."""
     return ids(incomplete, done=True)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.app.config.completions import quietly
 from butler_cli.app.config.home import home
 from butler_cli.app.parks.approvals import list_kept
 from butler_cli.app.parks.approvals import revoke as revoke_kept
@@ -21,6 +22,11 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+
+
+def kept_numbers(typed: str) -> list[str]:
+    """The kept approvals' numbers that start with what is typed (for shell completion)."""
+    return [n for n in (str(k.number) for k in list_kept(home())) if n.startswith(typed)]
 
 
 @app.command("list")
@@ -57,7 +63,13 @@ def list_(json_out: Json = False) -> None:
 
 @app.command("revoke")
 def revoke(
-    number: Annotated[int, typer.Argument(help="The approval's number in `butler grants list`.")],
+    number: Annotated[
+        int,
+        typer.Argument(
+            help="The approval's number in `butler grants list`.",
+            autocompletion=quietly(kept_numbers),
+        ),
+    ],
 ) -> None:
     """Take back one kept approval: the next such call asks again."""
     gone = revoke_kept(home(), number)

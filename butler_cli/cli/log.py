@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from butler_cli.app.chat.conversations import load, recent
+from butler_cli.app.config.completions import conversation_ids, quietly
 from butler_cli.cli.options import Json
 from butler_cli.core.errors import UsageError
 from butler_cli.ui.conversations import conversation_lines, summary_lines
@@ -61,7 +62,12 @@ def log(
 @app.command("show")
 def show(
     conversation_id: Annotated[
-        str, typer.Argument(metavar="ID", help="Conversation id (c-…) or a unique prefix.")
+        str,
+        typer.Argument(
+            metavar="ID",
+            help="Conversation id (c-…) or a unique prefix.",
+            autocompletion=quietly(conversation_ids),
+        ),
     ],
     json_out: Json = False,
 ) -> None:

@@ -16,16 +16,25 @@ from typing import Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
+from butler_cli.app.config.completions import conversation_ids, model_specs, quietly
 from butler_cli.app.config.options import RunOptions, flag_of, options_from
 from butler_cli.core.errors import UsageError
 
 Command = TypeVar("Command", bound=Callable[..., None])
+#: What the shell completes for an option of RunOptions (none named: typer's own, files).
+_COMPLETES: dict[str, Callable[[str], list[str]]] = {"model": quietly(model_specs)}
 
 
 def typer_option(name: str) -> Any:
     """The typer option of the option ``name`` of RunOptions: its flag's names and help."""
     found = flag_of(name)
-    return typer.Option(*found.names, help=found.help, min=found.min, show_default=False)
+    return typer.Option(
+        *found.names,
+        help=found.help,
+        min=found.min,
+        show_default=False,
+        autocompletion=_COMPLETES.get(name),
+    )
 
 
 def option_type(name: str) -> Any:
@@ -128,5 +137,6 @@ Conversation = Annotated[
         metavar="ID",
         help="Carry on the conversation ID (see `butler log`).",
         show_default=False,
+        autocompletion=quietly(conversation_ids),
     ),
 ]

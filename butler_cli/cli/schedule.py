@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from butler_cli.app.config.completions import quietly, schedule_ids
 from butler_cli.app.config.home import home as butler_home
 from butler_cli.cli import render
 from butler_cli.cli.options import Json, Model, Policy, PolicyFile
@@ -26,7 +27,14 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-JobId = Annotated[str, typer.Argument(metavar="ID", help="Schedule id or a unique prefix.")]
+JobId = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID",
+        help="Schedule id or a unique prefix.",
+        autocompletion=quietly(schedule_ids),
+    ),
+]
 
 
 def _store() -> ScheduleStore:

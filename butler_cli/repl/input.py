@@ -1,4 +1,5 @@
-"""Line input for the chat: history under the butler's home, multi-line, slash completion.
+"""Line input for the chat: history under the butler's home, multi-line, completion of slash
+commands, their ids and ``@path`` (:mod:`butler_cli.repl.at_paths`).
 
 Enter sends; Alt+Enter (or Esc then Enter) adds a line. Ctrl-C clears the line; Ctrl-D leaves.
 """
@@ -16,6 +17,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 
 from butler_cli.app.config.home import private_dir
+from butler_cli.repl.at_paths import Hidden, at_word, path_completions
 
 HISTORY_FILE = "chat_history"
 
@@ -49,18 +51,31 @@ class ChatCompleter(Completer):
     """Slash commands, then the ids a command takes (`/resume` park ids, `/forget` memory ids,
     `/continue` conversation ids), looked up as the person types; the menu shows what each
     is beside it (a command's help, a park's tool and task, a memory's text, a
-    conversation's task)."""
+    conversation's task); and the files an ``@path`` being typed may name, from ``cwd``,
+    never one of ``hidden``'s paths."""
 
-    def __init__(self, commands: dict[str, str], arguments: Arguments | None = None) -> None:
+    def __init__(
+        self,
+        commands: dict[str, str],
+        arguments: Arguments | None = None,
+        cwd: str = ".",
+        hidden: Hidden = tuple,
+    ) -> None:
         self.words = WordCompleter(
             list(commands), meta_dict=dict(commands), sentence=True, match_middle=False
         )
         self.arguments = arguments
+        self.cwd = cwd
+        self.hidden = hidden
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterator[Completion]:
         text = document.text_before_cursor
+        path = at_word(text)
+        if path is not None:
+            yield from path_completions(path, self.cwd, self.hidden())
+            return
         name, space, typed = text.partition(" ")
         if not space:
             yield from self.words.get_completions(document, complete_event)
@@ -80,9 +95,12 @@ class ChatCompleter(Completer):
 
 
 def chat_input(
-    home: str, commands: dict[str, str], arguments: Arguments | None = None
+    home: str,
+    commands: dict[str, str],
+    arguments: Arguments | None = None,
+    hidden: Hidden = tuple,
 ) -> PromptSession[str]:
-    completer = ChatCompleter(commands, arguments)
+    completer = ChatCompleter(commands, arguments, os.getcwd(), hidden)
     return PromptSession(
         history=private_history(home),
         key_bindings=_bindings(),

@@ -10,10 +10,13 @@ the other (:mod:`butler_cli.repl.recap`), taken only when asked.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.chat.deferred import Deferred
+from butler_cli.app.config.config_file import config_file
 from butler_cli.repl.input import chat_input
 from butler_cli.repl.slash import LISTED
 
@@ -67,7 +70,10 @@ class ChatRepl:
 
     def run(self) -> None:
         session = chat_input(
-            self.home_dir, {name: c.help for name, c in LISTED.items()}, self.argument_ids
+            self.home_dir,
+            {name: c.help for name, c in LISTED.items()},
+            self.argument_ids,
+            self.hidden_paths,
         )
         print(  # plain print: rich is not loaded yet, so the prompt comes sooner
             f"butler · model {self.shown[0] or ''} · policy {self.shown[1] or ''} · "
@@ -119,6 +125,16 @@ class ChatRepl:
         if not self._ready.finished:
             return []
         return self._ready.get().argument_ids(command)
+
+    def hidden_paths(self) -> list[str]:
+        """What `@path` completion never offers: the home and the config file's folder, and
+        once the butler is built, every path its session protects (keys, policy files…)."""
+        found = [self.home_dir, os.path.dirname(config_file())]
+        if self._ready.finished:
+            # a failed build is said where a line is sent, not here
+            with contextlib.suppress(Exception):
+                found += map(str, self._ready.get().butler.session.guard.protected)
+        return found
 
     def _start_build(self, _app: object) -> None:
         gc.enable()  # off since the start (cli/entry.py): the first prompt is up
