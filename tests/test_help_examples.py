@@ -166,6 +166,7 @@ def test_every_example_the_help_cites_runs(
         ),
         "butler logs": typo,
         "butler --help": lambda: assert_ok(run("--help")),
+        "butler templates list": lambda: assert_ok(run("templates", "list")),
         "butler run the tests": lambda: one_task("the tests", "run", "the", "tests", env=with_plan),
         "--each": lambda: assert_ok(
             run("run", "a", "b", "--each", "--model", PLAN, "--json"), codes=(3,)
