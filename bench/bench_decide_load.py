@@ -14,6 +14,11 @@ rounds are interleaved with the inbox's so machine noise hits both alike.
 Goal (issue 34): p50 within 2x the floor's, p99 within 3x.
 
     python bench/bench_decide_load.py [ROUNDS] [CLIENTS]    (defaults 6 and 32)
+    python bench/bench_decide_load.py --in-process [DECISIONS]  (one at a time, no HTTP)
+
+``--in-process``: the inbox's own decision step (``Decider``: the one door, the task, the
+outcome kept) one after another on a kept session, in this process: wall, user and system
+time per decision — what 32 decisions at once queue for on one interpreter.
 
 ``BENCH_CHECKOUT=/path/to/another/checkout`` runs that checkout's `butler serve` instead (its
 folder first on PYTHONPATH), for a before/after beside the same floor.
@@ -131,7 +136,42 @@ def floor_step(folder: Path, key: bytes, source: Path, n: int) -> Callable[[], N
     return step
 
 
+def in_process(decisions: int) -> None:
+    import resource
+
+    from butler_cli.app.parks.door import Answer
+    from butler_cli.app.run.session import Sessions
+    from butler_cli.serve.decide import Decider
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        home, work, env = write_home(root, 0)
+        original = park(root, work, env, "-one")
+        os.environ["BUTLER_HOME"] = str(home)
+        os.chdir(work)
+        decider = Decider(home, Sessions(home))
+        ids = copies(home, original, decisions + 10)
+        for n, pid in enumerate(ids):
+            if n == 10:  # the first ten warm the session: not counted
+                r0, began = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            told, ended = decider._decide(pid, Answer(True))
+            assert told.ok and ended is not None, told
+            decider._record(ended)
+        r1, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - began
+        decider.sessions.close()
+    per = 1000 / decisions
+    print(
+        f"{decisions} decisions one at a time, in process: wall {wall * per:.1f} ms, user "
+        f"{(r1.ru_utime - r0.ru_utime) * per:.2f} ms, system {(r1.ru_stime - r0.ru_stime) * per:.2f} "
+        "ms per decision"
+    )
+
+
 def main() -> None:
+    if "--in-process" in sys.argv:
+        rest = [a for a in sys.argv[1:] if a != "--in-process"]
+        in_process(int(rest[0]) if rest else 60)
+        return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     clients = int(sys.argv[2]) if len(sys.argv) > 2 else 32
     compile_checkouts()
