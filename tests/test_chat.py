@@ -70,7 +70,7 @@ def test_later_then_butler_resume(butler_home, workdir, butler) -> None:
     child.sendline("hi")
     child.expect(APPROVE)
     child.sendline("l")
-    child.expect(r"Decide later with: butler resume ([a-z0-9]{8})")
+    child.expect(r"Decide it later with /resume ([a-z0-9]{8})")
     park_id = child.match.group(1)
     child.expect("you ›")
     child.sendline("/exit")

@@ -42,12 +42,12 @@ def test_run_parks_then_pending_show_resume(butler, script, butler_home, workdir
             "created_at": pending[0]["created_at"],
             "task": "write my plan",
             "tool": "write_file",
-            "title": f"write_file: {workdir / 'plan.txt'} (4 characters, 1 line(s))",
+            "title": f"write_file: {workdir / 'plan.txt'} (4 characters, 1 line)",
             "reason": "changes files on your machine — asking you first",
             "actions": [
                 {
                     "tool": "write_file",
-                    "title": f"write_file: {workdir / 'plan.txt'} (4 characters, 1 line(s))",
+                    "title": f"write_file: {workdir / 'plan.txt'} (4 characters, 1 line)",
                     "reason": "changes files on your machine — asking you first",
                 }
             ],

@@ -44,7 +44,7 @@ def test_credential_named_arguments_are_masked_in_every_title(
     assert ran.returncode == 3, ran.stderr
     pid = json.loads(ran.stdout)["park_id"]
     title = json.loads(ran.stdout)["approval"]["title"]
-    assert title == f"write_file: {workdir / 'notes.txt'} (5 characters, 1 line(s))", title
+    assert title == f"write_file: {workdir / 'notes.txt'} (5 characters, 1 line)", title
     # The exact call stays in the park and in `show --json`'s messages (it is what runs);
     # every title, and every line a person reads, is masked.
     shown = [title, ran.stderr, out.read_text()]

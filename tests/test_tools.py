@@ -19,7 +19,7 @@ def test_run_command_parks_with_the_exact_argv_and_cwd(butler, script, workdir) 
     r = butler("run", "--model", model, "go", "--json")
     assert r.returncode == 3
     approval = json_lines(r.stdout)[0]["approval"]
-    assert approval["title"] == f"run_command: touch 'made by the butler'  (in {workdir})"
+    assert approval["title"] == f"run_command: touch 'made by the butler' (in {workdir})"
     assert not (workdir / "made by the butler").exists()
     park_id = json_lines(r.stdout)[0]["park_id"]
     assert butler("resume", park_id, "--approve").returncode == 0
@@ -203,7 +203,7 @@ def test_file_tools_get_human_titles_with_the_resolved_path_first(butler, script
         assert r.returncode == 3, r.stderr
         titles.append(json.loads(r.stdout)["approval"]["title"])
     assert titles == [
-        f"write_file: {workdir / 'plan.txt'} (9 characters, 2 line(s))",
+        f"write_file: {workdir / 'plan.txt'} (9 characters, 2 lines)",
         f"delete_file: {workdir / 'old.txt'}",
         f"move_path: {workdir / 'old.txt'} → {workdir / 'notes' / 'kept.txt'}",
     ]

@@ -21,8 +21,11 @@ from butler_cli.cli.render import out
 from butler_cli.cli.stream import Printer
 from butler_cli.core.errors import ExitCode, UsageError
 from butler_cli.core.park import Decision, ParkState
+from butler_cli.ui import choices
 from butler_cli.ui.approval import panel
+from butler_cli.ui.console import lines_wrapped
 from butler_cli.ui.pager import page
+from butler_cli.ui.text import visible
 
 if TYPE_CHECKING:
     from butler_cli.core.loop import LoopObserver
@@ -106,33 +109,36 @@ def _ask(state: ParkState, note: str | None) -> Answer:
 
     view = pending_approval(state)
     asked = [c.call_id for c in view.calls]
+
+    def pick(menu: choices.Menu) -> str:
+        """Ask until one of ``menu``'s keys: ``?`` explains each, anything else is said."""
+        lines_wrapped(console, menu.legend)
+        while True:
+            answer = read_line(menu.prompt)
+            choice = menu.pick(answer)
+            if choice is not None:
+                return choice
+            said = menu.help() if answer.strip() == "?" else menu.unknown(visible(answer))
+            lines_wrapped(console, said, 5 if answer.strip() == "?" else 4)
+
     try:
         for cid in asked:
             page(console, read_line, panel(view, whole=True, call_id=cid))
         if len(asked) > 1:
-            question = f"Approve all {len(asked)} actions shown? [y/n/e = each in turn]"
-            while True:
-                answer = typer.prompt(question, default="", show_default=False).strip().lower()
-                if answer in ("y", "yes"):
-                    return Answer(True, note)
-                if answer in ("n", "no"):
-                    return Answer(False, note_for_model())
-                if answer in ("e", "each"):
-                    break
+            choice = pick(choices.several(len(asked), later=False))
+            if choice == "y":
+                return Answer(True, note)
+            if choice == "n":
+                return Answer(False, note_for_model())
         each: dict[str, Decision] = {}
         for number, cid in enumerate(asked, 1):
             if len(asked) > 1:
                 page(console, read_line, panel(view, whole=True, call_id=cid))
             which = f" (action {number} of {len(asked)})" if len(asked) > 1 else ""
-            while True:
-                answer = typer.prompt(f"Approve{which}? [y/n]", default="", show_default=False)
-                answer = answer.strip().lower()
-                if answer in ("y", "yes"):
-                    each[cid] = Decision(approved=True)
-                    break
-                if answer in ("n", "no"):
-                    each[cid] = Decision(approved=False, note=note_for_model())
-                    break
+            if pick(choices.yes_or_no(which)) == "y":
+                each[cid] = Decision(approved=True)
+            else:
+                each[cid] = Decision(approved=False, note=note_for_model())
         return Answer(each=each)
     except (click.exceptions.Abort, EOFError):
         console.print(f"\nLeft parked; decide later with: butler resume {state.id}")

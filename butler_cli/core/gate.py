@@ -56,23 +56,33 @@ TARGET_KEYS = frozenset(
 TITLE_SHORT_ARG = 60
 #: However long the target, this much of the other arguments is still shown.
 TITLE_REST_MIN = 40
+#: A brief title's room for the arguments that are not the target.
+BRIEF_REST = 24
 
 
-def default_title(name: str, args: dict[str, Any]) -> str:
+def default_title(name: str, args: dict[str, Any], *, brief: bool = False) -> str:
     """``name(<compact JSON args>)`` with what the call acts on first (spec G3).
 
     The arguments naming the target (path, argv, URL, recipients: TARGET_KEYS) come first and
     are never cut; then the other short arguments, then the long ones (a file's content), in
     their own order. Only those others are cut, past TITLE_ARGS_MAX characters, with ``…``:
-    a long first argument can no longer push the path out of the title."""
+    a long first argument can no longer push the path out of the title. ``brief`` (a progress
+    line, beside the approval box or the call's result): the others only when they fit in
+    BRIEF_REST, else ``…``."""
     pairs = [(key, f"{compact_json(key)}:{compact_json(value)}") for key, value in args.items()]
     target = ",".join(text for key, text in pairs if key in TARGET_KEYS)
     others = [text for key, text in pairs if key not in TARGET_KEYS]
     others.sort(key=lambda text: len(text) > TITLE_SHORT_ARG)  # stable: short ones first
     rest = ",".join(others)
-    room = max(TITLE_ARGS_MAX - len(target) - (1 if target else 0), TITLE_REST_MIN)
+    room = (
+        BRIEF_REST
+        if brief
+        else max(TITLE_ARGS_MAX - len(target) - (1 if target else 0), TITLE_REST_MIN)
+    )
     close = "}"
-    if len(rest) > room:
+    if len(rest) > room and brief:
+        rest = "…"  # shown elsewhere (the box, the result): a piece of it would only repeat it
+    elif len(rest) > room:
         rest, close = rest[: room - 1] + "…", ""  # cut: the JSON stays open, as it always did
     return f"{name}({{{','.join(part for part in (target, rest) if part)}{close})"
 

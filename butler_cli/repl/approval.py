@@ -3,8 +3,9 @@
 ``y`` approve once · ``n`` deny (with an optional note the model sees) · ``l`` later (leave it
 parked) · ``d`` details (every argument in full) · ``s``/``w`` approve for this session · ``a``
 always allow this here (a kept approval, ``butler grants``; never offered for a call the policy
-asks about every time). Enter alone repeats the question; Ctrl-C or
-end of input means "later": nothing runs, nothing is lost.
+asks about every time) · ``?`` what each does (``ui.choices``: one grammar for every approval
+question). Any other answer, Enter alone too, is explained and asked again; Ctrl-C or end of
+input means "later": nothing runs, nothing is lost.
 
 Every call is shown from the park's one view (``app.parks.pending_approval``, built once per
 question); what the panel shows can be neither spoofed nor cut (``butler_cli.ui.approval``),
@@ -22,8 +23,9 @@ from butler_cli.app.parks.approvals import exact_grant, kept_grant
 from butler_cli.app.parks.door import Answer
 from butler_cli.app.parks.parks import PendingApproval, pending_approval
 from butler_cli.core.grants import Grant
+from butler_cli.ui import choices
 from butler_cli.ui.approval import fold, panel
-from butler_cli.ui.markup import safe as escape
+from butler_cli.ui.console import lines_wrapped
 from butler_cli.ui.pager import page
 from butler_cli.ui.text import visible
 
@@ -31,8 +33,6 @@ if TYPE_CHECKING:  # a park's pydantic models: a chat whose turns never park loa
     from butler_cli.core.park import Decision, ParkState
 
 __all__ = ["ask", "fold", "panel", "show"]
-
-CHOICES = "[y] approve once  [n] deny  [l] later  [d] details"
 
 ReadLine = Callable[[str], str]
 
@@ -50,14 +50,18 @@ def show(
     page(console, read_line, panel(view, whole=whole, call_id=call_id))
 
 
-def _choices(widen: dict[str, str], keepable: bool) -> tuple[str, str]:
-    keys = "y/n/l/d/s" + ("/w" if widen else "") + ("/a" if keepable else "")
-    text = CHOICES + "  [s] approve for this session (these exact arguments)"
-    if widen:
-        text += "  [w] approve for this session, widened"
-    if keepable:
-        text += "  [a] always allow this here"
-    return keys, text
+def say(console: Console, text: str) -> None:
+    """A line of ours (model-chosen parts neutralised already), wrapped between words."""
+    lines_wrapped(console, visible(text))
+
+
+def later(console: Console, park_id: str) -> None:
+    """ "Later": the park stays, and the chat's own command decides it."""
+    say(
+        console,
+        f"Left parked. Decide it later with /resume {park_id} "
+        f"(or butler resume {park_id} outside the chat).",
+    )
 
 
 def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | None:
@@ -68,39 +72,44 @@ def ask(console: Console, read_line: ReadLine, state: ParkState) -> Answer | Non
     asked = [c.call_id for c in view.calls]
     if len(asked) == 1:
         return _ask_one(console, read_line, state, view, asked[0])
+    menu = choices.several(len(asked))
     try:
         for cid in asked:
             show(console, read_line, view, call_id=cid)
+        say(console, menu.legend)
         while True:
-            choice = read_line(f"Approve all {len(asked)} actions shown? [y/n/e/l] ")
-            choice = choice.strip().lower()
-            if choice in ("y", "yes"):
+            answer = read_line(menu.prompt)
+            choice = menu.pick(answer)
+            if choice == "y":
                 return Answer(approved=True)
-            if choice in ("n", "no"):
+            if choice == "n":
                 note = read_line("Note for the model (optional, Enter to skip): ").strip()
                 return Answer(approved=False, note=note or None)
-            if choice in ("l", "later"):
+            if choice == "l":
                 break
-            if choice in ("e", "each"):
+            if choice == "e":
                 each: list[Answer] = []
                 for cid in asked:
-                    answer = _ask_one(console, read_line, state, view, cid)
-                    if answer is None:
+                    one = _ask_one(console, read_line, state, view, cid)
+                    if one is None:
                         return None
-                    each.append(answer)
+                    each.append(one)
                 return Answer(
                     each={c: d for a in each for c, d in a.each.items()},
                     keep={c: g for a in each for c, g in a.keep.items()},
                     session={c: g for a in each for c, g in a.session.items()},
                 )
-            if choice:
-                console.print(
-                    escape(f"'{choice}' is not a choice — [y] all  [n] none  [e] each  [l] later")
-                )
+            _explain(console, menu, answer)
     except (KeyboardInterrupt, EOFError):
         console.print()
-    console.print(f"Left parked. Decide later with: butler resume {state.id}")
+    later(console, state.id)
     return None
+
+
+def _explain(console: Console, menu: choices.Menu, answer: str) -> None:
+    """``?``: what each key does; anything else: that it is no choice, and the keys."""
+    said = menu.help() if answer.strip() == "?" else menu.unknown(visible(answer))
+    lines_wrapped(console, said, 5 if answer.strip() == "?" else 4)
 
 
 def _ask_one(
@@ -110,44 +119,46 @@ def _ask_one(
     comes from ``view``; what a grant holds, from the park's exact call (``state``)."""
     asked = view.call(call_id)
     tool, widen, keepable = asked.tool, asked.widen, asked.keepable
-    keys, choices = _choices(widen, keepable)
+    menu = choices.one_action(bool(widen), keepable)
     try:
         show(console, read_line, view, call_id=call_id)
-        console.print(escape(choices), soft_wrap=False)  # wrapped between words
+        say(console, menu.legend)
         while True:
-            choice = read_line(f"Approve? [{keys}] ").strip().lower()
-            if choice in ("y", "yes"):
+            answer = read_line(menu.prompt)
+            choice = menu.pick(answer)
+            if choice == "y":
                 return _one(call_id, True)
             if choice == "s":
                 exact = exact_grant(state, call_id)
-                console.print(escape(f"Granted for this session: {exact.describe()}"))
+                say(console, f"Granted for this session: {visible(exact.describe())}")
                 return _one(call_id, True, session=exact)
-            if choice == "w" and widen:
+            if choice == "w":
                 wide = Grant(tool, patterns=tuple(sorted(widen.items())))
                 question = (
                     f"Approve {visible(wide.describe())} for the rest of this session? [y/N] "
                 )
                 if read_line(question).strip().lower() in ("y", "yes"):
-                    console.print(escape(f"Granted for this session: {wide.describe()}"))
+                    say(console, f"Granted for this session: {visible(wide.describe())}")
                     return _one(call_id, True, session=wide)
                 continue
-            if choice == "a" and keepable:
+            if choice == "a":
                 kept = _keep(read_line, state, widen, call_id, tool)
                 if kept is not None:
                     return _one(call_id, True, keep=kept)
                 continue
-            if choice in ("n", "no"):
+            if choice == "n":
                 note = read_line("Note for the model (optional, Enter to skip): ").strip()
                 return _one(call_id, False, note or None)
-            if choice in ("l", "later"):
+            if choice == "l":
                 break
-            if choice in ("d", "details"):
+            if choice == "d":
                 show(console, read_line, view, whole=True, call_id=call_id)
-            elif choice:
-                console.print(escape(f"'{choice}' is not a choice — {choices}"))
+                say(console, menu.legend)
+                continue
+            _explain(console, menu, answer)
     except (KeyboardInterrupt, EOFError):
         console.print()
-    console.print(f"Left parked. Decide later with: butler resume {state.id}")
+    later(console, state.id)
     return None
 
 

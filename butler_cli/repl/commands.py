@@ -13,7 +13,7 @@ from butler_cli.core.errors import ButlerError
 from butler_cli.core.gate import default_decision
 from butler_cli.repl import comforts, context
 from butler_cli.repl.slash import LISTED
-from butler_cli.ui.console import pending_table
+from butler_cli.ui.console import lines_wrapped, pending_table
 from butler_cli.ui.conversations import summary_lines
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.text import visible
@@ -22,28 +22,33 @@ if TYPE_CHECKING:
     from butler_cli.repl.turns import Chat
 
 
+def say(chat: Chat, text: str, indent: int | None = None) -> None:
+    lines_wrapped(chat.console, text, indent)
+
+
 def _help(chat: Chat, arg: str) -> None:
     for cmd in LISTED.values():
-        chat.console.print(f"  {cmd.usage:<14} {cmd.help}")
+        say(chat, f"  {cmd.usage:<14} {cmd.help}", 17)
     for mine in chat.customs():  # files the person (or the project) wrote: only a prompt
         whose = "yours" if mine.source == "yours" else "project"
         unused = " — not used: a built-in has this name" if f"/{mine.name}" in RUN else ""
-        line = f"  /{mine.name:<13} {mine.summary} ({whose}: {mine.path}){unused}"
-        chat.console.out(visible(line), highlight=False)
+        say(chat, visible(f"  /{mine.name:<13} {mine.summary} ({whose}: {mine.path}){unused}"), 17)
     where = (
         f"  your commands: {custom.yours()}/NAME.md; a project's: "
         f"{' or '.join(custom.PROJECT)}/NAME.md ($ARGUMENTS: what follows /NAME)"
     )
-    chat.console.out(visible(where), highlight=False)
-    chat.console.print("  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
-    chat.console.print(
+    say(chat, visible(where))
+    say(chat, "  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
+    say(
+        chat,
         "  !command runs that command as run_command would for the model (the sandbox, the "
         "policy, asking you where it asks); its output joins the conversation; \\! sends a "
-        "line starting with !"
+        "line starting with !",
     )
-    chat.console.print(
+    say(
+        chat,
         "  @path in a line attaches that file's content (as read_file would read it) when the "
-        "file exists; any other @word is sent as written; \\@word never attaches"
+        "file exists; any other @word is sent as written; \\@word never attaches",
     )
 
 
@@ -51,7 +56,7 @@ def _pending(chat: Chat, arg: str) -> None:
     rows, problems = waiting_parks(chat.butler.home)
     for problem in problems:
         chat.console.print(f"skipped {escape(problem.problem)}")
-    pending_table(lambda text: chat.console.out(text.rstrip("\n"), highlight=False), rows)
+    pending_table(lambda text: say(chat, text.rstrip("\n")), rows)
 
 
 def _resume(chat: Chat, arg: str) -> None:
@@ -65,7 +70,7 @@ def _tools(chat: Chat, arg: str) -> None:
     for toolset in chat.butler.toolbox.toolsets:
         for spec in toolset.specs():
             kind = f"governed (default {default_decision(spec)})" if toolset.governed else "benign"
-            chat.console.print(f"  {spec.name:<14} {kind:<28} {escape(spec.description)}")
+            say(chat, visible(f"  {spec.name:<14} {kind:<28} {spec.description}"), 46)
 
 
 def _policy(chat: Chat, arg: str) -> None:

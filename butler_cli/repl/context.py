@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from butler_cli.app.chat import compaction
 from butler_cli.app.run.instructions import instruction_lines
 from butler_cli.core.errors import ButlerError
+from butler_cli.ui.console import lines_wrapped
 from butler_cli.ui.markup import safe as escape
 from butler_cli.ui.text import visible
 
@@ -42,7 +43,7 @@ def context(chat: Chat, arg: str) -> None:
         ),
     ]
     for line in lines:
-        chat.console.out(visible(line), highlight=False)
+        lines_wrapped(chat.console, visible(line))
 
 
 def compact(chat: Chat, arg: str) -> None:

@@ -22,7 +22,7 @@ class ChatProgress(Progress):
         #: The titles of the tools running now (or cut short by Ctrl-C), for the stop line:
         #: the benign calls of a round run side by side.
         self._running: dict[int, str] = {}
-        self._ticker = Ticker(self._write)
+        self._ticker = Ticker(self._write, lambda: self.console.width)
         self._terminal = console.is_terminal
 
     def model_started(self) -> None:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import shutil
 from typing import TYPE_CHECKING, Any
 
 from butler_cli.app.chat.deferred import Deferred
 from butler_cli.app.config.config_file import config_file
 from butler_cli.repl.input import chat_input
 from butler_cli.repl.slash import LISTED
+from butler_cli.ui.text import wrapped
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -75,12 +77,12 @@ class ChatRepl:
             self.argument_ids,
             self.hidden_paths,
         )
-        print(  # plain print: rich is not loaded yet, so the prompt comes sooner
-            f"butler · model {self.shown[0] or ''} · policy {self.shown[1] or ''} · "
-            "/help for commands, Ctrl-D to leave"
-        )
+        # Plain print, wrapped between words: rich is not loaded yet, so the prompt comes sooner.
+        width = shutil.get_terminal_size().columns
+        first = f"butler · model {self.shown[0] or ''} · policy {self.shown[1] or ''}"
+        print(wrapped(f"{first} · /help for commands, Ctrl-D to leave", width, 0))
         if self.banner:
-            print(self.banner)
+            print(wrapped(self.banner, width, 0))
         if self.continuing[0]:  # only when asked: the plain chat's first prompt reads nothing
             from butler_cli.repl.recap import recap_saved
 

@@ -24,8 +24,11 @@ IDLE_EXIT_S = 1.0
 class Ticker:
     """``write`` writes and flushes. Every method may be called from any thread."""
 
-    def __init__(self, write: Callable[[str], None]) -> None:
+    def __init__(self, write: Callable[[str], None], width: Callable[[], int] = lambda: 0) -> None:
         self._write = write
+        #: The terminal's width now: the live line must fit one row to be erased in place
+        #: (its title is cut there; the line that says how the call ended shows it whole).
+        self._width = width
         self._cond = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         self._title: str | None = None  # the tool running now, already neutralised
@@ -95,7 +98,14 @@ class Ticker:
                     continue
                 seconds = time.monotonic() - self._began
                 mark = FRAMES[self._frame % len(FRAMES)]
-                self._write(f"{ERASE_LINE}  {mark} {self._title} — running {seconds:.0f} s")
+                self._write(ERASE_LINE + self._fitted(mark, self._title, seconds))
                 self._drawn = True
                 self._frame += 1
                 self._due += INTERVAL_S
+
+    def _fitted(self, mark: str, title: str, seconds: float) -> str:
+        tail = f" — running {seconds:.0f} s"
+        room = self._width() - len(tail) - 4 - 1  # "  ⠋ " before, a column spare after
+        if 0 < room < len(title):
+            title = title[: max(room - 1, 1)] + "…"
+        return f"  {mark} {title}{tail}"

@@ -168,7 +168,7 @@ class CommandTool:
             argv, cwd, _ = self._checked(args)
         except (ValueError, PermissionError):
             return default_title(name, args)  # argv first and whole, even when malformed
-        return f"run_command: {shlex.join(argv)}  (in {cwd})"
+        return f"run_command: {shlex.join(argv)} (in {cwd})"
 
     def unsandboxed(self, policy: Classifier | None) -> Classifier:
         """The policy, except that without a sandbox an ``allow`` becomes an approve: a

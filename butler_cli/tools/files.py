@@ -179,7 +179,8 @@ class FileTools:
                 return f"edit_file: {path} (replaces {every}{len(old)} characters with {len(new)})"
         if name == "write_file" and isinstance(content, str):
             lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-            return f"write_file: {path} ({len(content)} characters, {lines} line(s))"
+            counted = f"{lines} line{'' if lines == 1 else 's'}"
+            return f"write_file: {path} ({len(content)} characters, {counted})"
         return f"{name}: {path}"
 
     def execute(self, name: str, args: dict[str, Any]) -> str:

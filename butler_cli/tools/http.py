@@ -105,9 +105,9 @@ def describe(name: str, args: dict[str, Any]) -> str:
         method, url, headers, body, _ = _checked(args)
     except ValueError:
         return default_title(name, args)  # the URL first, as given
-    extra = f"  headers {json.dumps(redact(headers), ensure_ascii=False)}" if headers else ""
-    size = f"  body {len(body)} bytes" if body else ""
-    return f"http_request: {method} {url}{extra}{size}"
+    extra = [f"headers {json.dumps(redact(headers), ensure_ascii=False)}"] if headers else []
+    extra += [f"body {len(body)} bytes"] if body else []
+    return f"http_request: {method} {url}" + (f" ({', '.join(extra)})" if extra else "")
 
 
 class _Exchange:

@@ -2,10 +2,10 @@
 show (``butler pending`` and ``/pending``).
 
 rich honours ``NO_COLOR`` and plain (non-terminal) output by itself. No emoji codes: the
-model's words are shown as written (``:smile:`` stays ``:smile:``), and ours use none. Soft
-wrap: a long line goes to the terminal whole and the terminal wraps it (rich never crops it);
-panels that must fold inside their border are printed with ``soft_wrap=False`` (see
-``ui.pager``).
+model's words are shown as written (``:smile:`` stays ``:smile:``), and ours use none. On a
+terminal rich wraps every line between words at the terminal's width (a word longer than the
+line is folded, never cropped): left to the terminal, a line folded mid-word ("Ctrl-D to l" /
+"eave"). Piped, a line is written whole (soft wrap): a script reads it as it was said.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from butler_cli.ui.stamps import origin_words, readable_time
-from butler_cli.ui.text import visible
+from butler_cli.ui.text import visible, wrapped
 
 if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, the chat's prompt sooner
     from rich.console import Console
@@ -25,13 +25,26 @@ if TYPE_CHECKING:  # kept out of imports: `pending` must start fast, the chat's 
 def out() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True, emoji=False)
+    console = Console(highlight=False, soft_wrap=True, emoji=False)
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 def err() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+def lines_wrapped(console: Console, text: str, indent: int | None = None) -> None:
+    """Plain lines (neutralised already), each wrapped between words at the screen's width,
+    its later lines indented (by ``indent``, else under its own text): a column stays one.
+    Piped, each is written whole."""
+    width = console.width if console.is_terminal else 0
+    for line in text.split("\n"):
+        console.out(wrapped(line, width, indent) if width else line, highlight=False)
 
 
 def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -> None:

@@ -79,10 +79,11 @@ class Progress(LoopObserver):
         self._line(f"  {self._rendered(mark)} {title} — {word} {took}\n")
 
     def title(self, call: ToolUseBlock) -> str:
-        """The call's title for the screen: secrets masked, neutralised, made once a call."""
+        """The call's title for the screen: what it acts on, the rest cut short (the approval
+        box and ``d`` show it whole); secrets masked, neutralised, made once a call."""
         if self._titled is not None and self._titled[0] is call:
             return self._titled[1]
-        title = visible(default_title(call.name, redact(dict(call.input))))
+        title = visible(default_title(call.name, redact(dict(call.input)), brief=True))
         self._titled = (call, title)
         return title
 
@@ -96,10 +97,33 @@ class Progress(LoopObserver):
         return done
 
     def _line(self, text: str) -> None:
+        text = self._fitted(text)
         if self._spinner is not None:
             self._spinner.line(text)
         else:
             self._write(text)
+
+    def _fitted(self, text: str) -> str:
+        """A line wider than the terminal wrapped between words, its later lines under the
+        title (``  ✓ ``): the terminal would fold it mid-word. Piped, it stays whole; a line
+        that fits (the usual one) is written as it was made."""
+        width = self.console.width
+        if not self.console.is_terminal or len(text) <= width:
+            return text
+        from rich.text import Text
+
+        line = Text.from_ansi(text.rstrip("\n"))
+        if line.cell_len <= width:
+            return text
+        indent = min(len(line.plain) - len(line.plain.lstrip()) + 2, width // 2)
+        rows = line.wrap(self.console, width - indent, overflow="fold")
+        with self.console.capture() as captured:
+            for number, row in enumerate(rows):
+                row.rstrip()
+                self.console.print(
+                    Text(" " * indent if number else "") + row, soft_wrap=True, crop=False
+                )
+        return captured.get()
 
     def _write(self, text: str) -> None:
         file = self.console.file

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import unicodedata
 from typing import Any
 
@@ -64,3 +65,18 @@ def visible(text: str, *, lines: bool = False) -> str:
 def pretty_json(value: Any) -> str:
     """Indented JSON for a person: JSON's own escapes, then the rest neutralised alike."""
     return visible(json.dumps(value, indent=2, ensure_ascii=False), lines=True)
+
+
+def wrapped(line: str, width: int, indent: int | None = None) -> str:
+    """``line`` folded between words to ``width`` columns (a word longer than a line is cut
+    across lines, never dropped), its later lines indented by ``indent`` (by default two more
+    than the line's own indent): a plain line fits the screen without the terminal folding it
+    mid-word. Never at a hyphen: a path or a flag stays whole where it fits."""
+    if len(line) <= width or width < 8:
+        return line
+    if indent is None:
+        indent = len(line) - len(line.lstrip(" ")) + 2
+    indent = min(indent, width // 2)
+    return "\n".join(
+        textwrap.wrap(line, width, subsequent_indent=" " * indent, break_on_hyphens=False)
+    )

@@ -117,7 +117,7 @@ def judged_image(cwd: str, path: str, judged: str) -> ImageBlock:
         raise UsageError("it changed while it was read")
     kind = image_type(data)
     if kind is None:
-        raise UsageError("it is a binary file (not UTF-8 text), and an attachment is sent as text")
+        raise UsageError("it is a binary file, neither UTF-8 text nor an image")
     if len(data) > MAX_IMAGE_BYTES:
         raise UsageError(f"it is an image past {MAX_IMAGE_BYTES // 2**20} MB")
     return ImageBlock(media_type=kind, data=base64.b64encode(data).decode("ascii"))

@@ -50,6 +50,9 @@ class PendingCall:
     widen: dict[str, str]
     #: What "always allow here" would keep, in words (masked; empty when not keepable).
     keep_as: str = ""
+    #: The arguments the title and the preview already show whole: the approval box shows
+    #: every other one, and all of them raw on ``d``.
+    shown: frozenset[str] = frozenset()
 
 
 #: What stands in for a decided park's change (its arguments say what was decided).
@@ -84,11 +87,38 @@ class PendingApproval:
         return next(i for i, c in enumerate(self.calls, 1) if c.call_id == call_id)
 
 
-def _preview(tool: str, arguments: dict[str, Any], cwd: str, decided: bool) -> tuple[str, ...]:
+#: A built-in tool's own title (``tool: …``, or ``send_email to …``) shows these arguments
+#: whole — the path resolved, as it is judged; the argv shell-quoted with its folder; the
+#: method, URL and headers; the recipients and subject. A title of the generic form
+#: ``tool({…})`` (the arguments did not check out) may cut them: it shows none for sure.
+TITLE_SHOWS: dict[str, tuple[str, frozenset[str]]] = {
+    "write_file": ("write_file: ", frozenset({"path"})),
+    "edit_file": ("edit_file: ", frozenset({"path"})),
+    "delete_file": ("delete_file: ", frozenset({"path"})),
+    "move_path": ("move_path: ", frozenset({"src", "dst"})),
+    "run_command": ("run_command: ", frozenset({"argv", "cwd"})),
+    "http_request": ("http_request: ", frozenset({"method", "url", "headers"})),
+    "send_email": ("send_email to ", frozenset({"to", "subject"})),
+}
+
+
+def _title_shows(tool: str, title: str) -> frozenset[str]:
+    form, keys = TITLE_SHOWS.get(tool, ("", frozenset()))
+    return keys if form and title.startswith(form) else frozenset()
+
+
+def _preview(
+    tool: str, arguments: dict[str, Any], cwd: str, decided: bool
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The change's lines and the arguments they show whole (none for a decided park: its
+    change is not shown, so the box shows its arguments)."""
     from butler_cli.app.parks.preview import change_preview  # difflib: not for `pending`'s list
 
-    lines = tuple(masked(line) for line in change_preview(tool, arguments, cwd))
-    return (DECIDED_CHANGE,) if decided and lines else lines
+    preview = change_preview(tool, arguments, cwd)
+    lines = tuple(masked(line) for line in preview.lines)
+    if decided and lines:
+        return (DECIDED_CHANGE,), frozenset()
+    return lines, preview.shows
 
 
 def pending_approval(state: ParkState) -> PendingApproval:
@@ -102,6 +132,7 @@ def pending_approval(state: ParkState) -> PendingApproval:
     for asked in state.approvals:
         arguments = state.arguments_of(asked.call_id)
         verdict = state.verdicts.get(asked.call_id)
+        lines, previewed = _preview(asked.tool, arguments, cwd, decided)
         calls.append(
             PendingCall(
                 call_id=asked.call_id,
@@ -109,12 +140,13 @@ def pending_approval(state: ParkState) -> PendingApproval:
                 title=masked(asked.title),
                 reason=masked(asked.reason),
                 arguments=masked_value(redact(arguments)),
-                preview=_preview(asked.tool, arguments, cwd, decided),
+                preview=lines,
                 keepable=verdict is not None and verdict.keepable,
                 widen=dict(verdict.widen) if verdict is not None else {},
                 keep_as=masked(kept_grant(state, asked.call_id).describe())
                 if verdict is not None and verdict.keepable
                 else "",
+                shown=_title_shows(asked.tool, asked.title) | previewed,
             )
         )
     return PendingApproval(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,21 @@ from butler_cli.tools import edit
 from butler_cli.tools.paths import resolve
 
 
-def change_preview(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What a call would change, as lines, and the arguments those lines show whole (a new
+    file's or a diff's content): the approval box need not show those a second time."""
+
+    lines: list[str]
+    shows: frozenset[str] = frozenset()
+
+
+def lines_of(count: int, word: str = "line") -> str:
+    """``1 line``, ``2 lines``: a count with its noun in the right number."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def change_preview(tool: str, args: dict[str, Any], cwd: str) -> Preview:
     """The lines that show what ``tool`` with ``args`` would change; empty when the tool
     changes no file this knows how to show."""
     try:
@@ -30,19 +45,19 @@ def change_preview(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
         if tool == "edit_file":
             return _edit(resolve(Path(cwd), args.get("path")), args)
         if tool == "delete_file":
-            return _lost("deletes", resolve(Path(cwd), args.get("path")))
+            return Preview(_lost("deletes", resolve(Path(cwd), args.get("path"))))
         if tool == "move_path":
             src = resolve(Path(cwd), args.get("src"))
             dst = resolve(Path(cwd), args.get("dst"))
             lines = [f"moves {src} → {dst}"]
             if os.path.lexists(dst):
                 lines += _lost("replaces", dst)
-            return lines
+            return Preview(lines)
     except ValueError as exc:  # an unusable path: the call itself will be refused
-        return [f"(no preview: {exc})"]
+        return Preview([f"(no preview: {exc})"])
     except OSError as exc:  # a name too long, a folder that cannot be read: still shown
-        return [f"(no preview: {exc.strerror or exc})"]
-    return []
+        return Preview([f"(no preview: {exc.strerror or exc})"])
+    return Preview([])
 
 
 def preview_paths(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
@@ -78,47 +93,71 @@ def _read(path: Path) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def _write(path: Path, content: str) -> list[str]:
+def _split(text: str) -> list[str]:
+    """The file's lines as the file tools write them: broken at ``\n`` only (``\r``, U+2028
+    and the like stay in their line, where the screen shows them), no empty last line."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def _no_newline(content: str) -> list[str]:
+    return ["(no newline at the end)"] if content and not content.endswith("\n") else []
+
+
+def _write(path: Path, content: str) -> Preview:
     shown = str(path)
+    whole = frozenset({"content"})  # each way below shows every line the file will hold
+    new = _split(content)
     if not path.exists():
-        lines = [f"new file {shown} ({len(content.splitlines())} lines):"]
-        width = len(str(max(len(content.splitlines()), 1)))
-        lines += [f"{n:>{width}} | {line}" for n, line in enumerate(content.splitlines(), 1)]
-        return lines
+        lines = [f"new file {shown} ({lines_of(len(new))}):"]
+        width = len(str(max(len(new), 1)))
+        lines += [f"{n:>{width}} | {line}" for n, line in enumerate(new, 1)]
+        return Preview(lines + _no_newline(content), whole)
     old = _read(path) if path.is_file() else None
     if old is None:
-        return [f"overwrites {shown}, which is not a readable text file now (nothing to compare)"]
+        return Preview(
+            [f"overwrites {shown}, which is not a readable text file now (nothing to compare)"]
+        )
     if old == content:
-        return [f"rewrites {shown} with the same content it has now (no change)"]
-    diff = difflib.unified_diff(
-        old.splitlines(), content.splitlines(), f"{shown} (now)", f"{shown} (after)", lineterm=""
-    )
+        return Preview([f"rewrites {shown} with the same content it has now (no change)"], whole)
     head = f"overwrites {shown} (compared with the file as it is now):"
-    return [head, *(line for line in diff)]
+    if _split(old) == new:  # the same lines: only the end differs
+        end = "with" if content.endswith("\n") else "without"
+        return Preview([head, f"only the end changes: the file will end {end} a newline"], whole)
+    diff = difflib.unified_diff(_split(old), new, f"{shown} (now)", f"{shown} (after)", lineterm="")
+    return Preview([head, *diff, *_no_newline(content)], whole)
 
 
-def _edit(path: Path, args: dict[str, Any]) -> list[str]:
+def _edit(path: Path, args: dict[str, Any]) -> Preview:
     """An edit as the diff it makes to the file it was judged on; when the file is no longer
     that file, says so (approving it then changes nothing: the run refuses)."""
     shown = str(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return [f"edits {shown}, which cannot be read now ({exc.strerror or exc})"]
+        return Preview([f"edits {shown}, which cannot be read now ({exc.strerror or exc})"])
     if edit.digest(data) != args.get(edit.DIGEST_KEY):
-        return [
-            f"edits {shown}, which changed since this edit was asked for: approving it "
-            "changes nothing (the run refuses, and the model is told)"
-        ]
+        return Preview(
+            [
+                f"edits {shown}, which changed since this edit was asked for: approving it "
+                "changes nothing (the run refuses, and the model is told)"
+            ]
+        )
     try:
         new, count = edit.edited(edit.decoded(data, path), args)
     except ValueError as exc:
-        return [f"(no preview: {exc})"]
+        return Preview([f"(no preview: {exc})"])
     old = data.decode("utf-8")
-    diff = difflib.unified_diff(
-        old.splitlines(), new.splitlines(), f"{shown} (now)", f"{shown} (after)", lineterm=""
+    diff = list(
+        difflib.unified_diff(
+            _split(old), _split(new), f"{shown} (now)", f"{shown} (after)", lineterm=""
+        )
     )
-    return [f"edits {shown} ({count} place(s), the file as it is now):", *diff]
+    head = f"edits {shown} ({count} place{'' if count == 1 else 's'}, the file as it is now):"
+    # The diff shows the whole effect of the strings it was made from (unless only a final
+    # newline moved: then they are shown as arguments too).
+    whole = frozenset({"old_string", "new_string", "replace_all", edit.DIGEST_KEY})
+    return Preview([head, *diff], whole if diff else frozenset())
 
 
 def _lost(verb: str, path: Path) -> list[str]:
@@ -129,5 +168,5 @@ def _lost(verb: str, path: Path) -> list[str]:
         return [f"{verb} the folder {shown}"]
     size = path.stat().st_size if path.exists() else 0
     text = _read(path)
-    count = f", {len(text.splitlines())} lines" if text is not None else ""
+    count = f", {lines_of(len(text.splitlines()))}" if text is not None else ""
     return [f"{verb} {shown} ({size} bytes{count})"]
