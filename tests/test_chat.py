@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import stat
 from pathlib import Path
 
@@ -127,9 +128,8 @@ def test_slash_commands_and_new(butler_home, workdir, script) -> None:
     model = script({"text": "one"}, {"text": "two"}, {"text": "three"})
     child = spawn(["chat", "--model", model], butler_home, workdir)
     child.sendline("/nope")
-    child.expect(
-        "Unknown command /nope — try one of: /help /pending /resume /tools /policy /memory /remember /forget /grants /revoke /new /clear /model /cost /context /compact /retry /undo /conversations /continue /exit"
-    )
+    said = "Unknown command /nope — try one of: /help /pending /resume /tools /policy /memory /remember /forget /grants /revoke /new /clear /model /cost /context /compact /retry /undo /conversations /continue /exit"
+    child.expect(r"\s+".join(re.escape(word) for word in said.split()))  # wrapped between words
     child.sendline("/tools")
     child.expect(r"write_file\s+governed \(default approve\)")
     child.sendline("/policy")
