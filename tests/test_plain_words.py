@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import json_lines
+import pexpect
+from conftest import json_lines, spawn_butler
 
 
 def tasks_run(r) -> list[str]:  # type: ignore[no-untyped-def]
@@ -80,3 +81,19 @@ def test_the_rule_is_stated_in_help(butler) -> None:
     assert "butler what time is it" in root and "Did you mean" in root
     run = " ".join(butler("run", "--help").stdout.split())
     assert "--each" in run and "butler run the tests" in run
+
+
+def test_options_alone_open_the_chat_on_either_entry(butler_home, workdir, script) -> None:
+    """`butler --model M` is read by the fast entry (cli/fast_chat.py); the same option given
+    twice is left to typer, where this rule reads it: both open the chat on that model."""
+    model = script({"text": "hello from the model"})
+    for args in (["--model", model], ["--model", model, "-m", model]):
+        child = spawn_butler(args, butler_home, workdir)
+        child.expect("you ›")
+        child.sendline("hi")
+        child.expect("hello from the model")
+        child.expect("you ›")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0, args
