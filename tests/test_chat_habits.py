@@ -160,3 +160,67 @@ def test_custom_slash_commands_from_the_persons_and_the_projects_folders(
     sent = json.dumps(fake.requests[0]["body"]["messages"])
     assert "Review the file notes.md for bugs." in sent
     assert "PROJECT REVIEW" not in sent and "EVIL HELP" not in sent
+
+
+EDITOR_SCRIPT = (
+    "import os, sys\n"
+    "path = sys.argv[-1]\n"
+    "with open(path, encoding='utf-8') as fh:\n"
+    "    text = fh.read()\n"
+    "with open(os.environ['EDITOR_LOG'], 'a') as log:\n"
+    "    log.write('ran\\n')\n"
+    "with open(path, 'w', encoding='utf-8') as fh:\n"
+    "    fh.write((text + ' ' if text else '') + 'written in the editor\\n')\n"
+)
+
+
+def test_a_message_composed_in_the_editor_is_sent_and_an_untrusted_editor_never_runs(
+    butler_home, workdir, fake, tmp_path
+) -> None:
+    """`/editor` and Ctrl-X Ctrl-E open $EDITOR on the message and send (or put back on the
+    line) what was saved; an editor someone else could change is refused in one line before
+    it starts, like `butler config edit`'s."""
+    import sys
+
+    script = tmp_path / "tools" / "myeditor"
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\n{EDITOR_SCRIPT}")
+    script.chmod(0o755)
+    log = tmp_path / "editor.log"
+    env = {"EDITOR": f"{script} --wait", "VISUAL": "", "EDITOR_LOG": str(log)}
+    fake.replies = [Reply(events=openai_stream("Got it.")) for _ in range(2)]
+    args = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
+    child = chat(args, butler_home, workdir, OPENAI_API_KEY=KEY, **env)
+    child.sendline("/editor")
+    child.expect("Got it.")
+    child.expect("you ›")
+    child.send("draft")
+    child.sendcontrol("x")
+    child.sendcontrol("e")
+    child.expect("written in the editor")  # back on the line, not sent yet
+    assert len(fake.requests) == 1
+    child.send("\r")
+    child.expect("Got it.")
+    child.expect("you ›")
+    leave(child)
+    first = json.dumps(fake.requests[0]["body"]["messages"][-1])
+    assert "written in the editor" in first
+    second = json.dumps(fake.requests[1]["body"]["messages"][-1])
+    assert "draft written in the editor" in second
+    assert log.read_text() == "ran\nran\n"
+    # the same editor, its folder now writable by others: refused, never run
+    script.parent.chmod(0o777)
+    try:
+        child = chat(args, butler_home, workdir, OPENAI_API_KEY=KEY, **env)
+        child.sendline("/editor")
+        child.expect("refusing to run the editor")
+        child.expect("you ›")
+        child.send("keep")
+        child.sendcontrol("x")
+        child.sendcontrol("e")
+        child.expect("refusing to run the editor")
+        child.sendcontrol("u")  # "keep" is still on the line: cleared, then leave
+        leave(child)
+    finally:
+        script.parent.chmod(0o755)
+    assert log.read_text() == "ran\nran\n" and len(fake.requests) == 2

@@ -38,7 +38,11 @@ def _help(chat: Chat, arg: str) -> None:
         f"{' or '.join(custom.PROJECT)}/NAME.md ($ARGUMENTS: what follows /NAME)"
     )
     say(chat, visible(where))
-    say(chat, "  Enter sends · Alt+Enter adds a line · Ctrl-C cancels · Ctrl-D leaves")
+    say(
+        chat,
+        "  Enter sends · Alt+Enter adds a line · Ctrl-X Ctrl-E edits the line in $EDITOR · "
+        "Ctrl-C cancels · Ctrl-D leaves",
+    )
     say(
         chat,
         "  !command runs that command as run_command would for the model (the sandbox, the "
@@ -189,6 +193,7 @@ RUN: dict[str, Callable[[Chat, str], None]] = {
     "/conversations": _conversations,
     "/continue": _continue,
     "/init": _init,
+    "/editor": lambda chat, arg: chat.edit_and_send(arg),
     "/exit": _exit,
 }
 

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, WordCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
@@ -22,12 +23,33 @@ from butler_cli.repl.at_paths import Hidden, at_word, path_completions
 HISTORY_FILE = "chat_history"
 
 
-def _bindings() -> KeyBindings:
+#: Edits a text in the person's checked $EDITOR; the text saved, or None when nothing came
+#: of it (the editor refused or failed: said on the screen already).
+Composer = Callable[[str], str | None]
+
+
+def _bindings(compose: Composer | None = None) -> KeyBindings:
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
+
+    if compose is not None:
+        edit = compose
+
+        @kb.add("c-x", "c-e")
+        def _in_editor(event: KeyPressEvent) -> None:
+            """Ctrl-X Ctrl-E: the line so far, composed in $EDITOR (checked before it runs),
+            comes back to be sent or changed; nothing is sent by the editor itself."""
+            buffer = event.current_buffer
+
+            async def composed() -> None:
+                text = await run_in_terminal(lambda: edit(buffer.text))
+                if text is not None:
+                    buffer.document = Document(text, len(text))
+
+            event.app.create_background_task(composed())
 
     return kb
 
@@ -99,11 +121,12 @@ def chat_input(
     commands: dict[str, str],
     arguments: Arguments | None = None,
     hidden: Hidden = tuple,
+    compose: Composer | None = None,
 ) -> PromptSession[str]:
     completer = ChatCompleter(commands, arguments, os.getcwd(), hidden)
     return PromptSession(
         history=private_history(home),
-        key_bindings=_bindings(),
+        key_bindings=_bindings(compose),
         completer=completer,
         complete_while_typing=True,
         multiline=False,

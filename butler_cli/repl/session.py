@@ -76,6 +76,7 @@ class ChatRepl:
             {name: c.help for name, c in LISTED.items()},
             self.argument_ids,
             self.hidden_paths,
+            self.compose,
         )
         # Plain print, wrapped between words: rich is not loaded yet, so the prompt comes sooner.
         width = shutil.get_terminal_size().columns
@@ -137,6 +138,11 @@ class ChatRepl:
             with contextlib.suppress(Exception):
                 found += map(str, self._ready.get().butler.session.guard.protected)
         return found
+
+    def compose(self, text: str) -> str | None:
+        """Ctrl-X Ctrl-E: ``text`` composed in the person's checked editor (what the chat's
+        `/editor` runs too); None when the editor was refused or failed (said in one line)."""
+        return _turns().composed(text)
 
     def _start_build(self, _app: object) -> None:
         gc.enable()  # off since the start (cli/entry.py): the first prompt is up

@@ -46,6 +46,7 @@ LISTED: dict[str, Command] = {
         Command(
             "/init", "/init [FILE]", "draft this folder's AGENTS.md (or CLAUDE.md…); you approve"
         ),
+        Command("/editor", "/editor [TEXT]", "compose the message in $EDITOR (Ctrl-X Ctrl-E)"),
         Command("/exit", "/exit", "leave (Ctrl-D works too)"),
     ]
 }

@@ -21,6 +21,7 @@ from butler_cli.app.chat import custom
 from butler_cli.app.chat.chat import Conversation
 from butler_cli.app.chat.conversations import Record, find, recap
 from butler_cli.app.chat.shell import RAN_NOTE
+from butler_cli.app.config.editor import compose
 from butler_cli.app.config.options import RunOptions, options_from
 from butler_cli.app.parks.decisions import load_park
 from butler_cli.app.parks.door import Answer
@@ -174,6 +175,26 @@ class Chat:
         conversation = self.conversation
         conversation.say = lambda line: self.console.out(visible(line), highlight=False)
         self.shown(lambda: conversation.send(text, self.ask, self.progress, prompt, images or []))
+
+    @staticmethod
+    def composed(text: str) -> str | None:
+        """``text`` composed in the person's $EDITOR, checked before it runs like every program
+        the butler starts with their rights (`app/config/editor.py`); None, said in one line,
+        when it is refused or fails."""
+        try:
+            return compose(text, [Path.cwd()])
+        except ButlerError as exc:
+            out().print(f"[red]butler:[/red] {escape(exc.message)}")
+            return None
+
+    def edit_and_send(self, text: str) -> None:
+        """`/editor [TEXT]`: compose the turn in $EDITOR, then send what was saved (nothing
+        when it is empty or the editor did not run)."""
+        composed = self.composed(text)
+        if composed is not None and composed.strip():
+            self.turn(composed)
+        elif composed is not None:
+            self.console.out("nothing to send: the editor left the message empty", highlight=False)
 
     def customs(self) -> list[custom.Custom]:
         """The custom slash commands as the folders hold them now (read at each use)."""

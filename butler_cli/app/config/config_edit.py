@@ -8,9 +8,6 @@ rewritten, and one a person broke in their editor is reported and left as they w
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -24,11 +21,11 @@ from butler_cli.app.config.config import (
     resolve_setting,
 )
 from butler_cli.app.config.config_file import PROVIDER_KEYS, read_config, section_values
+from butler_cli.app.config.editor import run_editor
 from butler_cli.app.config.settings import ENV, KEY_HELP
-from butler_cli.core.errors import Untrusted, UsageError
+from butler_cli.core.errors import UsageError
 from butler_cli.providers import REMOTE
 from butler_cli.store.files import read_text_regular, write_atomic
-from butler_cli.tools.trusted import program_path, refusal
 
 
 def _parts(key: str) -> list[str]:
@@ -156,19 +153,6 @@ def edit(path: Path | None = None) -> Path:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, TEMPLATE.encode("utf-8"))
-    editor = os.environ.get("EDITOR") or os.environ.get("VISUAL") or "vi"
-    argv = shlex.split(editor) or ["vi"]
-    program = program_path(argv[0])
-    if program is None:
-        raise UsageError(f"cannot start the editor {editor!r}: it was not found")
-    problem = refusal(program, [Path.cwd()], what="the editor")  # it runs with your rights
-    if problem is not None:
-        raise Untrusted(problem)
-    try:
-        done = subprocess.run([str(program), *argv[1:], str(path)], check=False)
-    except OSError as exc:
-        raise UsageError(f"cannot start the editor {editor!r}: {exc.strerror}") from exc
-    if done.returncode != 0:
-        raise UsageError(f"the editor {editor!r} exited with {done.returncode}; nothing checked")
+    run_editor(path, [Path.cwd()])  # it runs with your rights: checked first
     load_config(path)
     return path
