@@ -191,6 +191,7 @@ def test_a_message_composed_in_the_editor_is_sent_and_an_untrusted_editor_never_
     fake.replies = [Reply(events=openai_stream("Got it.")) for _ in range(2)]
     args = ["--model", "openai:gpt-test", "--base-url", fake.url + "/v1"]
     child = chat(args, butler_home, workdir, OPENAI_API_KEY=KEY, **env)
+    child.timeout = 60  # two interpreters start (the editor's) on a loaded machine
     child.sendline("/editor")
     child.expect("Got it.")
     child.expect("you ›")
