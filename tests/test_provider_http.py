@@ -6,6 +6,7 @@ named by SSL_CERT_FILE. Real servers on 127.0.0.1, the installed butler in a sub
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import ssl
@@ -206,3 +207,75 @@ def test_an_error_event_inside_an_anthropic_stream_fails_the_task(fake, butler) 
     returncode, message, _ = failure(butler, "anthropic", fake.url)
     assert returncode == 1 and "anthropic failed: Overloaded" in message, message
     assert len(fake.requests) == 1
+
+
+class ConnectProxy:
+    """A tunnelling proxy on 127.0.0.1, as a company's proxy is to an https API: it answers
+    CONNECT and relays bytes both ways, seeing only where the tunnel goes."""
+
+    def __init__(self) -> None:
+        self.targets: list[str] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(client,), daemon=True).start()
+
+    def _tunnel(self, client: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += client.recv(4096)
+        method, target, _ = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
+        self.targets.append(f"{method} {target}")
+        host, port = target.rsplit(":", 1)
+        upstream = socket.create_connection((host, int(port)))
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+        def pipe(src: socket.socket, dst: socket.socket) -> None:
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            for end in (src, dst):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+        pipe(client, upstream)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_an_https_server_is_reached_through_the_proxy_by_connect(kind, certificate, butler) -> None:
+    """HTTPS_PROXY for an https API: a CONNECT tunnel through the proxy, TLS end to end (the
+    proxy sees where, never what: the key stays inside the tunnel)."""
+    cert, key = certificate
+    server = FakeLLM()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+    proxy = ConnectProxy()
+    url = server.url.replace("http://", "https://")
+    stream = openai_stream if kind == "openai" else anthropic_stream
+    try:
+        server.replies = [Reply(events=stream("through the tunnel"))]
+        model, suffix, key_env = MODELS[kind]
+        env = {key_env: KEY, "SSL_CERT_FILE": str(cert), "HTTPS_PROXY": proxy.url}
+        env |= {"https_proxy": proxy.url, "NO_PROXY": "", "no_proxy": ""}
+        r = butler("run", "--model", model, "--base-url", url + suffix, "hi", env=env)
+        assert r.returncode == 0 and "through the tunnel" in r.stdout, r.stderr
+        assert proxy.targets == [f"CONNECT {url.removeprefix('https://')}"]
+        sent = server.requests[0]["headers"]
+        assert KEY in sent.get("x-api-key", "") + sent.get("authorization", "")
+    finally:
+        proxy.close()
+        server.close()
