@@ -109,6 +109,17 @@ def test_every_example_the_help_cites_runs(
         )  # fmt: skip
         assert r.returncode == 0 and "from the server" in r.stdout, r.stderr
 
+    def openai_model() -> None:
+        from fake_llm import Reply, openai_stream
+
+        fake.replies = [Reply(events=openai_stream("from gpt-4o-mini"))]
+        r = run(
+            "run", "--model", "openai:gpt-4o-mini", "--base-url", fake.url + "/v1", "hi",
+            env={"OPENAI_API_KEY": "sk-test-123456789"},
+        )  # fmt: skip
+        assert r.returncode == 0 and "from gpt-4o-mini" in r.stdout, r.stderr
+        assert fake.requests[-1]["body"]["model"] == "gpt-4o-mini"
+
     def alias() -> None:
         assert butler("config", "set", "aliases.fast", PLAN).returncode == 0
         parks(run("run", "--model", "fast", "Write today's plan"))
@@ -166,6 +177,8 @@ def test_every_example_the_help_cites_runs(
         ),
         "butler logs": typo,
         "butler --help": lambda: assert_ok(run("--help")),
+        "e.g. openai:gpt-4o-mini": openai_model,
+        "butler models": lambda: assert_ok(run("models")),
         "butler templates list": lambda: assert_ok(run("templates", "list")),
         "butler run the tests": lambda: one_task("the tests", "run", "the", "tests", env=with_plan),
         "--each": lambda: assert_ok(

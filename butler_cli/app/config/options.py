@@ -49,8 +49,9 @@ class RunOptions:
     model: str | None = flag(
         "--model",
         "-m",
-        help="Model as PROVIDER:TARGET or an [aliases] name, e.g. scripted:examples/plan.json. "
-        "Default: $BUTLER_MODEL.",
+        help="Model as PROVIDER:TARGET or an [aliases] name, e.g. openai:gpt-4o-mini "
+        "(`butler models` lists the providers). Default: $BUTLER_MODEL, else the config's "
+        "model (butler config set model SPEC).",
         recorded=True,
     )
     policy: str | None = flag(
