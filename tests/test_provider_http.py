@@ -172,15 +172,21 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return cert, key
 
 
+def tls_server(certificate: tuple[Path, Path]) -> FakeLLM:
+    """The fake provider behind TLS with ``certificate``."""
+    server = FakeLLM()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+    return server
+
+
 @pytest.mark.parametrize("kind", sorted(MODELS))
 def test_tls_trusts_the_roots_ssl_cert_file_names(kind, certificate, butler) -> None:
     """An HTTPS server whose certificate no system root signed: refused (unreachable, nothing
     sent), until SSL_CERT_FILE names it."""
-    cert, key = certificate
-    server = FakeLLM()
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+    cert = certificate[0]
+    server = tls_server(certificate)
     url = server.url.replace("http://", "https://")
     stream = openai_stream if kind == "openai" else anthropic_stream
     try:
@@ -258,11 +264,8 @@ class ConnectProxy:
 def test_an_https_server_is_reached_through_the_proxy_by_connect(kind, certificate, butler) -> None:
     """HTTPS_PROXY for an https API: a CONNECT tunnel through the proxy, TLS end to end (the
     proxy sees where, never what: the key stays inside the tunnel)."""
-    cert, key = certificate
-    server = FakeLLM()
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+    cert = certificate[0]
+    server = tls_server(certificate)
     proxy = ConnectProxy()
     url = server.url.replace("http://", "https://")
     stream = openai_stream if kind == "openai" else anthropic_stream
