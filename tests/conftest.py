@@ -77,6 +77,9 @@ def butler_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # a temp one, so no test reads or makes anything in the real home
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.delenv("BUTLER_MODEL", raising=False)
+    # The suite's recall tests check the lexical ranking, and loading the dense model costs
+    # every recall a second: hybrid recall's own tests (test_recall_dense.py) turn it back on.
+    monkeypatch.setenv("BUTLER_RECALL", "lexical")
     return home
 
 

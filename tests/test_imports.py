@@ -195,6 +195,10 @@ LAZY = {
     "butler_cli.providers.remote": "the remote models' adapters: a scripted run builds none",
     "butler_cli.app.parks.preview": "a call's change preview (difflib): not `pending`'s list",
     "butler_cli.app.run.tasks": "a butler built to run: of the memory commands only consolidate",
+    "importlib.util": "whether the dense extra is installed: only a recall with a query, "
+    "`doctor` or `memory embed` asks",
+    "butler_cli.memory.dense": "hybrid recall's embeddings (NumPy, the model): only a recall "
+    "with a query, or `memory embed`, where the dense extra is installed",
     "butler_cli.store.stored_keys": "keys kept with `butler keys set`: not for the chat's first line",
     # the command line's edges (cli/commands.py's table loads each command's module itself)
     "butler_cli.cli.main": "the typer app: plain `butler`, `chat` and `demo` start the chat "

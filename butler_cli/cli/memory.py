@@ -82,6 +82,14 @@ def search(
     _print_entries(memories.search(query, k, profile), json_out)
 
 
+@app.command("embed")
+def embed(profile: Profile = None) -> None:
+    """Embed every memory that has no embedding yet, for hybrid recall (needs the dense
+    extra). Without this, each recall embeds up to a second's worth, newest first."""
+    made, embedded, total = memories.embed(profile)
+    print(f"Embedded {made} memories; {embedded} of {total} have an embedding.")
+
+
 @app.command("add")
 def add(
     text: Annotated[str, typer.Argument(help="The fact to remember.")],

