@@ -136,13 +136,13 @@ def hybrid_percentiles(mem, queries):  # type: ignore[no-untyped-def]
     """Recall's (p50, p95, CPU p50, CPU p95) with the dense half on, every entry embedded."""
     import numpy as np
 
-    rowids = [r[0] for r in mem.db.execute("SELECT rowid FROM entries")]
-    vectors = np.random.default_rng(7).standard_normal((len(rowids), 384)).astype(np.float32)
+    rows = mem.db.execute("SELECT rowid, id FROM entries").fetchall()
+    vectors = np.random.default_rng(7).standard_normal((len(rows), 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     mem.db.execute("BEGIN")
     mem.db.executemany(
-        "INSERT INTO embeddings (entry, model, vector) VALUES (?, 'all-MiniLM-L6-v2', ?)",
-        ((r, v.astype(np.float16).tobytes()) for r, v in zip(rowids, vectors, strict=True)),
+        "INSERT INTO embeddings (entry, id, model, vector) VALUES (?, ?, 'all-MiniLM-L6-v2', ?)",
+        ((r, i, v.astype(np.float16).tobytes()) for (r, i), v in zip(rows, vectors, strict=True)),
     )
     mem.db.execute("COMMIT")
     os.environ[hybrid.SWITCH] = ""

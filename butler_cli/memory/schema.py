@@ -79,12 +79,14 @@ MIGRATIONS: Migrations = [
     ("0004_asked_turns", _asked_turns),
     (
         # Hybrid recall (issue 36): each memory's embedding, made at a recall, never on insert.
-        # ``seq`` is never reused, so a cached matrix takes in only rows newer than it has.
+        # ``seq`` is never reused, so a cached matrix takes in only rows newer than it has;
+        # ``id`` (never reused either) tells a vector from one of a forgotten entry's rowid.
         "0005_embeddings",
         """
         CREATE TABLE embeddings (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             entry INTEGER NOT NULL UNIQUE,
+            id TEXT NOT NULL,
             model TEXT NOT NULL,
             vector BLOB NOT NULL
         );

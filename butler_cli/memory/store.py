@@ -150,6 +150,8 @@ class MemoryStore:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        if gone and self._dense is not None:
+            self._dense.forgotten()
         return gone
 
     def clear(self) -> int:
@@ -326,13 +328,16 @@ class MemoryStore:
         except (ImportError, OSError, ValueError):
             return []  # a broken install of the dense extra: recall goes on by words
 
-        def keep(rowids: list[int]) -> list[int]:
-            marks = ", ".join("?" for _ in rowids)
+        def keep(pairs: list[tuple[int, str]]) -> list[int]:
+            marks = ", ".join("?" for _ in pairs)
             sql, args = self._filtered(
-                "SELECT e.rowid FROM entries e", kinds, min_importance, f"e.rowid IN ({marks})"
+                "SELECT e.rowid, e.id FROM entries e",
+                kinds,
+                min_importance,
+                f"e.rowid IN ({marks})",
             )
-            found = {r[0] for r in self.reader.execute(sql, [*rowids, *args])}
-            return [r for r in rowids if r in found]
+            found = set(self.reader.execute(sql, [*(r for r, _ in pairs), *args]))
+            return [rowid for rowid, entry_id in pairs if (rowid, entry_id) in found]
 
         return index.rank(self.reader, query, keep)
 
