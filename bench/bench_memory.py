@@ -8,7 +8,7 @@ model's size straight into the table (embedding 100,000 word-salad texts with th
 would take more than an hour here and rank no differently), the query embedded for real by
 the model at each recall.
 
-Run: python bench/bench_memory.py
+Run: python bench/bench_memory.py [SIZES]   (e.g. 100000; default 1000,10000,100000)
 """
 
 from __future__ import annotations
@@ -168,9 +168,11 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     added: dict[int, float] = {}
+    block_row = None
     hybrid_rows: list[tuple[int, tuple[float, float, float, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in (1_000, 10_000, 100_000):
+        sizes = sys.argv[1] if len(sys.argv) > 1 else "1000,10000,100000"
+        for n in (int(x) for x in sizes.split(",")):
             home = Path(tmp) / f"h{n}"
             mem = open_memory(home)
             texts = [text(rng) for _ in range(n)]
@@ -225,7 +227,6 @@ def main() -> None:
                     ).fetchall()
                 sort_base = (time.perf_counter() - start) / 10
                 block_row = (build, sort_base, len(block))
-        build, sort_base, size = block_row
         if hybrid_rows:
             print("\n| entries | hybrid recall p50 | p95 | CPU p50 | CPU p95 |")
             print("|---|---|---|---|---|")
@@ -238,6 +239,9 @@ def main() -> None:
         for n, took in added.items():
             print(f"| {n:,} | {took * 1000:.0f} ms |")
         print()
+        if block_row is None:
+            return
+        build, sort_base, size = block_row
         print("| measure | figure | baseline (same run) |")
         print("|---|---|---|")
         print(
