@@ -210,6 +210,8 @@ LAZY = {
     "SQLite): `policy list` loads none",
     "butler_cli.ui.progress": "the live progress lines draw with rich: `--output json` and "
     "`stream-json` load none",
+    "butler_cli.repl.progress": "`run` and `resume` on a terminal show the chat's display "
+    "(Markdown, live lines); piped output and the JSON formats load none",
 }
 
 

@@ -231,3 +231,45 @@ def test_at_lines_never_contradict_each_other(
     leave(child)
     assert "sent as written" not in said, said
     assert "is sent as text" not in said, said
+
+
+def test_run_on_a_terminal_shows_events_in_order_rendered_and_once(
+    butler_home: Path, workdir: Path, butler: Any, script: Any
+) -> None:
+    """`butler run` on a terminal: each round's words before the calls they announce (the
+    first round's were never shown, the parked round's came after its actions), the parked
+    action once (it was twice), the answer rendered as the chat renders it (no `**`, no
+    fences). Piped, the same run stays plain: the answer's Markdown as written on stdout."""
+    parks = script(
+        {"text": "Let me look at the clock first.", "tool_calls": [call("now", "t")]},
+        {
+            "text": "I'll update the **notes** now.",
+            "tool_calls": [call("write_file", "w", path="notes.md", content="# Notes\n")],
+        },
+    )
+    child = spawn_butler(["run", "--model", parks, "update notes"], butler_home, workdir)
+    child.expect(pexpect.EOF)
+    child.close()
+    seen = flat(screen_lines(child.before))
+    assert child.exitstatus == 3, seen
+    order = [
+        seen.find("Let me look at the clock first."),
+        seen.find("✓ now("),
+        seen.find("I'll update the notes now."),
+        seen.find("write_file: "),
+        seen.find("decide: butler resume"),
+    ]
+    assert -1 not in order and order == sorted(order), (order, seen)
+    assert seen.count("notes.md") == 1 and "**" not in seen, seen
+
+    answer = "Here is **the plan**:\n\n- one\n- two\n\n```sh\nls -la\n```\n"
+    plan = script({"text": "Thinking.", "tool_calls": [call("now", "t")]}, {"text": answer})
+    child = spawn_butler(["run", "--model", plan, "plan"], butler_home, workdir)
+    child.expect(pexpect.EOF)
+    child.close()
+    seen = flat(screen_lines(child.before))
+    assert child.exitstatus == 0, seen
+    assert seen.find("Thinking.") < seen.find("✓ now(") < seen.find("Here is the plan:"), seen
+    assert "**" not in seen and "```" not in seen and "ls -la" in seen, seen
+    piped = butler("run", "--model", plan, "plan")
+    assert piped.returncode == 0 and piped.stdout.startswith(answer), piped.stdout

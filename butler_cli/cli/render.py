@@ -39,13 +39,15 @@ def task_header(console: Console, index: int, total: int, task: str) -> None:
         console.print(f"[bold]▶ task {index + 1}/{total}:[/bold] {escape(task)}")
 
 
-def report(rep: TaskReport, as_json: bool) -> None:
-    """Print one task's result: a JSON line, or text (answer on stdout, troubles on stderr)."""
+def report(rep: TaskReport, as_json: bool, *, answered: bool = False) -> None:
+    """Print one task's result: a JSON line, or text (answer on stdout, troubles on stderr).
+    ``answered``: the model's words are on the screen already (a terminal shows them as they
+    come, rendered)."""
     if as_json:
         print_json_line(rep.to_json())
         return
     stdout = out()
-    if rep.text:
+    if rep.text and not answered:
         stdout.print(escape(rep.text, lines=True))
     for line in rep.warnings:
         warn(line)

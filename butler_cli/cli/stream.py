@@ -1,7 +1,10 @@
 """What ``run`` and ``resume`` print, in the format ``--output`` chose (docs/output.md).
 
-``text``: progress on stderr, answers on stdout. ``json``: one result object per task when it
-ends. ``stream-json``: one event per line as things happen (:mod:`butler_cli.app.run.events`).
+``text``: progress on stderr, answers on stdout, plain; on a terminal (stdout and stderr
+both), the chat's display instead: the model's words rendered as Markdown as they come,
+each call's line after the words that announced it, a parked action said once. ``json``: one
+result object per task when it ends. ``stream-json``: one event per line as things happen
+(:mod:`butler_cli.app.run.events`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from butler_cli.core.errors import ExitCode
 if TYPE_CHECKING:
     from butler_cli.app.run.report import TaskReport
     from butler_cli.core.loop import LoopObserver
+    from butler_cli.repl.progress import ChatProgress
     from butler_cli.ui.progress import Progress
 
 
@@ -53,6 +57,8 @@ class Printer:
         self._task_began = started
         self._open = False  # a task began and has not ended
         self._progress: Progress | None = None
+        #: On a terminal (stdout and stderr both): the chat's display, made once.
+        self._screen: ChatProgress | None = None
 
     def observer_for(
         self, index: int, task: str, conversation: str | None = None
@@ -67,6 +73,16 @@ class Printer:
             return self._stream
         if self.fmt == "json":
             return None
+        if self._screen is None and sys.stdout.isatty() and sys.stderr.isatty():
+            # A person watches: the chat's display, in the order things happen — the model's
+            # words rendered as they come, then each call, then what became of the task.
+            from butler_cli.repl.progress import ChatProgress
+
+            self._screen = ChatProgress(render.out(), parked_lines=False)
+        if self._screen is not None:
+            render.task_header(self._screen.console, index, self.total, task)
+            self._progress = self._screen
+            return self._screen
         from butler_cli.ui.progress import Progress
 
         console = render.err()
@@ -97,6 +113,12 @@ class Printer:
             self._stream.finish(rep)
         elif self.fmt == "json":
             write_out(json_line(self.result(rep)))
+        elif self._screen is not None:
+            screen = self._screen
+            screen.stop()
+            if rep.text and rep.status != "parked" and not screen.streamed:
+                screen.answer(rep.text)  # a parked round's words were shown before its calls
+            render.report(rep, False, answered=True)
         else:
             render.report(rep, False)
 

@@ -14,8 +14,8 @@ from butler_cli.ui.stream import MarkdownStream, Wrapped
 
 
 class ChatProgress(Progress):
-    def __init__(self, console: Any) -> None:
-        super().__init__(console)
+    def __init__(self, console: Any, *, parked_lines: bool = True) -> None:
+        super().__init__(console, parked_lines=parked_lines)
         self._stream: MarkdownStream | None = None
         #: True when the last answer was already shown while it streamed.
         self.streamed = False
@@ -42,6 +42,10 @@ class ChatProgress(Progress):
         self.streamed = streaming
         if not streaming and response.is_tool_round and response.text:
             self.console.print(Wrapped(markdown(response.text)))
+
+    def answer(self, text: str) -> None:
+        """A final answer that did not stream, rendered as the streamed one is."""
+        self.console.print(Wrapped(markdown(text)))
 
     def model_failed(self, message: str) -> None:
         self._end_live()  # what streamed before the failure stays on the screen

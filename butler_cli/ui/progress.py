@@ -23,8 +23,11 @@ from butler_cli.ui.text import visible
 class Progress(LoopObserver):
     """One compact stderr line per tool call (ran / refused / failed) and a waiting spinner."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, parked_lines: bool = True) -> None:
         self.console = console
+        #: A line per parked call (off where what follows names each one anyway: `run`'s
+        #: report on a terminal).
+        self.parked_lines = parked_lines
         self._marks: dict[str, str] = {}  # markup → the same, rendered for this console
         self._spinner: Spinner | None = None
         #: The last call's title: the chat shows it while the tool runs, then on its line.
@@ -66,6 +69,8 @@ class Progress(LoopObserver):
                         f"  {self.title(call)} — runs without asking: kept approval "
                         f"{verdict.kept} (/grants shows it)\n"
                     )
+            return
+        if not self.parked_lines:
             return
         mark = self._rendered("[cyan]⏸[/cyan]")
         for call in calls:  # nothing in a parked round has run
