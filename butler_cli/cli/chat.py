@@ -16,7 +16,12 @@ def chat(
 ) -> None:
     """Talk to the butler. Governed actions stop at an approval prompt: y approve once,
     n deny (with a note), l later (stays parked), d details, s approve for the session.
-    Every chat is saved as a conversation: `butler log` lists them."""
+    Every chat is saved as a conversation: `butler log` lists them. In the chat, !COMMAND
+    runs a command of yours as run_command (sandboxed, asked about as the model's would be;
+    its output joins the conversation), /editor or Ctrl-X Ctrl-E composes a message in
+    $EDITOR, /init drafts this folder's AGENTS.md (you approve the write), and a file
+    commands/NAME.md beside the config file (or .butler/commands/NAME.md in a project) is
+    the command /NAME; /help lists them all."""
     start_chat(opts, continuing=(continue_last or conversation is not None, conversation))
 
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from butler_cli.app.config.config import config_path
+from butler_cli.store.files import read_no_follow
 from butler_cli.tools.paths import PathRules, read_regular
 from butler_cli.tools.redact import mask_text
 
@@ -59,15 +59,11 @@ class Custom:
 
 
 def _own(folder: Path, file: str) -> str | None:
-    """A file of the person's folder: opened without following a link, a regular file."""
+    """A file of the person's folder: a regular file, read without following a link."""
     try:
-        fd = os.open(folder / file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        return read_no_follow(folder / file)[:CAP].decode("utf-8", errors="replace")
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        return fh.read(CAP).decode("utf-8", errors="replace")
 
 
 def _project(folder: Path, file: str, home: Path, protected: Sequence[Path]) -> str | None:

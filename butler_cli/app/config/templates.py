@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 
 from butler_cli.app.config.config import config_path
 from butler_cli.core.errors import UsageError
+from butler_cli.store.files import read_no_follow
 
 #: A template's name: what ``-t`` takes (no folder, no dot first).
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -50,7 +50,7 @@ def load(name: str, config_file: Path | None = None) -> str:
         )
     path = where / f"{name}{SUFFIX}"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        data = read_no_follow(path)
     except FileNotFoundError:
         known = ", ".join(names(config_file)) or "none yet"
         raise UsageError(
@@ -58,12 +58,8 @@ def load(name: str, config_file: Path | None = None) -> str:
             code="no_template",
         ) from None
     except OSError as exc:
-        why = f"template {path} cannot be read: {exc.strerror} (a link is never followed)"
+        why = f"template {path} cannot be read: {exc.strerror or exc} (a link is never followed)"
         raise UsageError(why, code="bad_template") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise UsageError(f"template {path} is not a regular file", code="bad_template")
-        data = fh.read(CAP + 1)
     if len(data) > CAP:
         raise UsageError(f"template {path} is longer than {CAP} bytes", code="bad_template")
     try:
