@@ -52,6 +52,9 @@ def test_run_the_tests_is_one_task_not_two(butler, script) -> None:
 
 def test_a_near_miss_of_a_command_asks_and_runs_nothing(butler, script) -> None:
     model = script({"text": "should not run"})
+    for args in (("",), ("  ", "--json"), ("run", "plan", "  ", "--each")):  # an empty task
+        r = butler(*args, "--model", model)
+        assert r.returncode == 2 and "a task is empty" in r.stderr, (args, r.stderr)
     for args, hint in (
         (("logs",), "Did you mean 'log'?"),
         (("lgo", "--model", model), "Did you mean 'log'?"),

@@ -75,6 +75,8 @@ def run(
     all_tasks = _gather_tasks(_one_or_each(list(tasks or []), each), tasks_file)
     if not all_tasks:
         raise UsageError('no task given: butler run "TASK" (or --tasks-file PATH)')
+    if not all(task.strip() for task in all_tasks):  # `butler ""`: a model call for nothing
+        raise UsageError('a task is empty: say what to do, butler "TASK"')
     _check_shape(all_tasks, continue_last or conversation is not None)
     attachments = _attachments(files or [], tasks_file == "-" or "-" in (tasks or []))
     for item in attachments:
