@@ -70,6 +70,8 @@ LINES = [
     ["chat", "-o", "temperature", "0.2", "--model", "x:y", "--option", "seed", "7"],
     ["chat", "-o", "temperature=0.5", "--option=top_p=0.9", "-o", "max_tokens", "64"],
     ["--option", "seed=3", "-m", "x:y"],
+    ["--model", "chat"],  # a value that is a command's name is still the value
+    ["-m", "demo", "--policy", "run"],
 ]
 
 
