@@ -39,13 +39,14 @@ def test_a_bang_command_asks_like_run_command_and_the_model_reads_its_output(
     policy asks as it asks for a model's run_command; the output is shown and joins the
     conversation — and no model is called for it."""
     child = openai_chat(fake, butler_home, workdir)
-    child.sendline("!echo hello-from-shell; touch pwned")
-    child.expect("approval needed")
-    child.expect("run_command")
-    child.expect(APPROVE)
-    child.sendline("y")
-    child.expect(r"hello-from-shell; touch pwned")
-    child.expect("you ›")
+    for _ in range(2):  # twice: each call of the conversation has its own id
+        child.sendline("!echo hello-from-shell; touch pwned")
+        child.expect("approval needed")
+        child.expect("run_command")
+        child.expect(APPROVE)
+        child.sendline("y")
+        child.expect(r"hello-from-shell; touch pwned")
+        child.expect("you ›")
     assert fake.requests == []  # the person's command asked no model
     assert not (workdir / "pwned").exists()  # no shell ran it
     fake.replies = [Reply(events=openai_stream("It printed a greeting."))]
@@ -56,6 +57,8 @@ def test_a_bang_command_asks_like_run_command_and_the_model_reads_its_output(
     sent = json.dumps(fake.requests[0]["body"]["messages"])
     assert "hello-from-shell; touch pwned" in sent  # the result, in the conversation
     assert "echo" in sent and "run_command" in sent
+    ids = [c["id"] for m in fake.requests[0]["body"]["messages"] for c in m.get("tool_calls") or []]
+    assert len(ids) == 2 and len(set(ids)) == 2, ids
 
 
 def test_a_bang_command_denied_or_refused_runs_nothing(butler_home, workdir, fake) -> None:

@@ -13,6 +13,7 @@ then reads the output.
 
 from __future__ import annotations
 
+import os
 import shlex
 
 from butler_cli.core.errors import UsageError
@@ -51,10 +52,12 @@ class PersonsCommand:
 
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
+        #: Its call's id: fresh each time (a provider refuses a conversation whose ids repeat).
+        self.call_id = f"person-{os.urandom(6).hex()}"
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         last = request.messages[-1] if request.messages else None
         if last is not None and any(isinstance(b, ToolResultBlock) for b in last.content):
             return ModelResponse(text=RAN_NOTE)
-        call = ToolUseBlock(id="person-1", name=TOOL, input={"argv": list(self.argv)})
+        call = ToolUseBlock(id=self.call_id, name=TOOL, input={"argv": list(self.argv)})
         return ModelResponse(tool_calls=[call], stop_reason="tool_use")
