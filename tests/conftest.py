@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from butler_fork import run_forked
 
 BIN_DIR = Path(sys.executable).parent
 TESTS = Path(__file__).parent
@@ -129,6 +130,11 @@ def butler_command() -> list[str]:
     return _FORK_SERVER
 
 
+def fork_server_socket(command: list[str]) -> str | None:
+    """The fork server's socket if ``command`` is its launcher (not BUTLER_TESTS_EXEC=1)."""
+    return command[-1] if command and command == _FORK_SERVER else None
+
+
 @pytest.fixture(scope="session")
 def butler_argv() -> list[str]:
     """How the `butler` fixture starts `butler` (see butler_command)."""
@@ -150,6 +156,17 @@ def butler(
     ) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, "BUTLER_HOME": str(butler_home), "NO_COLOR": "1"}
         full_env.update(env or {})
+        sock = fork_server_socket(butler_argv)
+        if sock is not None:  # the launcher's protocol spoken from here (butler_fork.py)
+            return run_forked(
+                sock,
+                butler_argv,
+                args,
+                input=input if input is not None else "",
+                cwd=cwd or workdir,
+                env=full_env,
+                timeout=timeout,
+            )
         return subprocess.run(
             [*butler_argv, *args],
             input=input if input is not None else "",
@@ -313,3 +330,7 @@ def sleepers(marker: str) -> list[int]:
     a zombie has no command line, so a killed one is not counted)."""
     found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     return [int(p) for p in found.stdout.split()]
+
+
+if os.environ.get("BUTLER_TESTS_CPU"):  # bench/bench_suite.py: each test's CPU, to a file
+    pytest_plugins = ["cpu_account"]
