@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -336,6 +336,35 @@ def bare_prompt_imports() -> set[str]:
         sys.executable, ["-c", code], env=env, encoding="utf-8", timeout=20, dimensions=(50, 220)
     )
     return imported_before_prompt(child)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # the tests run as root
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's chromium through Playwright, one for the worker: each test opens a fresh
+    context of its own (no cookies, no storage) and closes it. Started once per module it
+    was started up to five times per worker, each start about a CPU-second (the browser
+    and Playwright's driver)."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("CI must have chromium: .ci/run installs it (apt-get install chromium)")
+        pytest.skip("no /usr/bin/chromium: apt-get install -y chromium (CI installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
 
 
 @pytest.fixture

@@ -1,12 +1,12 @@
 """The inbox in a real browser: Playwright driving Debian's chromium against a real
-`butler serve` on 127.0.0.1. One browser for the module; a fresh context (no cookies) each test.
+`butler serve` on 127.0.0.1. One browser for the worker (``browser`` in conftest.py); a fresh context (no cookies) each
+test.
 
 The README's screenshot (docs/inbox.png) is written by tests/test_pending_view.py."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,30 +16,7 @@ import pytest
 from conftest import call
 from serve_support import QuietHandler, Served, eventually, loopback_server, start_serve
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",  # the tests run as root
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 WAIT_MS = 20_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must have chromium: .ci/run installs it (apt-get install chromium)")
-        pytest.skip("no /usr/bin/chromium: apt-get install -y chromium (CI installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from serve_support import eventually
-from test_inbox_browser import WAIT_MS, browser, park, served  # noqa: F401 - the fixtures
+from test_inbox_browser import WAIT_MS, park, served  # noqa: F401 - the fixtures
 from test_pending_view import park_two
 
 
@@ -27,7 +27,7 @@ def pending(butler: Any) -> list[str]:
 
 
 def test_decide_as_marked_waits_for_a_mark(
-    browser: Any,  # noqa: F811
+    browser: Any,
     served: Any,  # noqa: F811
     butler: Any,
     script: Any,
@@ -49,7 +49,7 @@ def test_decide_as_marked_waits_for_a_mark(
 
 
 def test_always_allow_here_asks_first_and_never_keeps_twice(
-    browser: Any,  # noqa: F811
+    browser: Any,
     served: Any,  # noqa: F811
     butler: Any,
     script: Any,
@@ -90,7 +90,7 @@ def test_always_allow_here_asks_first_and_never_keeps_twice(
 
 
 def test_a_decided_card_leaves_without_moving_the_next_cards_buttons(
-    browser: Any,  # noqa: F811
+    browser: Any,
     served: Any,  # noqa: F811
     butler: Any,
     script: Any,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from serve_support import Served, eventually
-from test_inbox_browser import browser, park, served  # noqa: F401 - the same fixtures
+from test_inbox_browser import park, served  # noqa: F401 - the same fixtures
 
 WAIT_MS = 20_000
 
@@ -65,7 +65,7 @@ def busy_inbox(served: Served, butler: Any, script: Any, workdir: Path) -> Serve
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_nothing_is_wider_than_the_screen_and_buttons_are_big_enough(
-    browser: Any,  # noqa: F811
+    browser: Any,
     busy_inbox: Served,
     width: int,
     tmp_path: Path,
@@ -91,7 +91,7 @@ def test_nothing_is_wider_than_the_screen_and_buttons_are_big_enough(
 
 
 def test_answers_keep_their_lines_times_are_readable_and_no_request_fails(
-    browser: Any,  # noqa: F811
+    browser: Any,
     busy_inbox: Served,
 ) -> None:
     page = open_page(browser, busy_inbox, 1280, 900)
@@ -111,7 +111,7 @@ def test_answers_keep_their_lines_times_are_readable_and_no_request_fails(
 
 
 def test_dark_mode_follows_the_system(
-    browser: Any,  # noqa: F811
+    browser: Any,
     busy_inbox: Served,
     tmp_path: Path,
 ) -> None:
@@ -124,7 +124,7 @@ def test_dark_mode_follows_the_system(
 
 
 def test_a_decision_shows_at_once_and_its_result_lands_in_view(
-    browser: Any,  # noqa: F811
+    browser: Any,
     served: Served,  # noqa: F811
     butler: Any,
     script: Any,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import call, json_lines
-from test_inbox_browser import browser, park, served  # noqa: F401 - the inbox's fixtures
+from test_inbox_browser import park, served  # noqa: F401 - the inbox's fixtures
 from test_sandbox import needs_bwrap, no_bwrap  # noqa: F401 - bubblewrap there or not
 
 
@@ -280,7 +280,7 @@ def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
 
 
 def test_the_inbox_keeps_exactly_the_call_shown_and_never_a_delete(
-    browser: Any,  # noqa: F811
+    browser: Any,
     served: Any,  # noqa: F811
     butler: Any,
     script: Any,

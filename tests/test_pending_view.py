@@ -20,7 +20,7 @@ from typing import Any
 import pexpect
 from conftest import call, spawn_butler
 from serve_support import eventually, start_serve
-from test_inbox_browser import browser, served  # noqa: F401 - the same fixtures
+from test_inbox_browser import served  # noqa: F401 - the same fixtures
 from test_inbox_look import open_page
 
 PASSWORD = "hunter2-VIEWCANARY"
@@ -154,7 +154,7 @@ def test_the_chat_shows_each_call_with_its_change_masks_and_runs_both_once(
 
 
 def test_the_inbox_card_shows_both_calls_as_changes_and_approving_runs_both_once(
-    browser: Any,  # noqa: F811
+    browser: Any,
     served: Any,  # noqa: F811
     butler: Any,
     script: Any,
@@ -191,7 +191,7 @@ def test_the_inbox_card_shows_both_calls_as_changes_and_approving_runs_both_once
 
 
 def test_the_inbox_decides_each_call_as_marked(
-    browser: Any,  # noqa: F811
+    browser: Any,
     served: Any,  # noqa: F811
     butler: Any,
     script: Any,
