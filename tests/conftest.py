@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -338,35 +338,6 @@ def bare_prompt_imports() -> set[str]:
     return imported_before_prompt(child)
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # the tests run as root
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """Debian's chromium through Playwright, one for the worker: each test opens a fresh
-    context of its own (no cookies, no storage) and closes it. Started once per module it
-    was started up to five times per worker, each start about a CPU-second (the browser
-    and Playwright's driver)."""
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("CI must have chromium: .ci/run installs it (apt-get install chromium)")
-        pytest.skip("no /usr/bin/chromium: apt-get install -y chromium (CI installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def fake() -> Any:
     """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats."""
@@ -384,5 +355,9 @@ def sleepers(marker: str) -> list[int]:
     return [int(p) for p in found.stdout.split()]
 
 
-if os.environ.get("BUTLER_TESTS_CPU"):  # bench/bench_suite.py: each test's CPU, to a file
-    pytest_plugins = ["cpu_account"]
+#: The worker's shared chromium (its ``browser`` fixture); with BUTLER_TESTS_CPU set
+#: (bench/bench_suite.py), each test's CPU written to a file.
+pytest_plugins = [
+    "shared_browser",
+    *(["cpu_account"] if os.environ.get("BUTLER_TESTS_CPU") else []),
+]
