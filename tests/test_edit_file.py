@@ -229,3 +229,41 @@ def test_the_chat_shows_an_edit_as_a_diff_in_the_approval_box(butler_home, workd
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     assert (workdir / "plan.txt").read_text() == "alpha\nbrand new line\nomega\n"
+
+
+def test_always_allow_here_keeps_the_edited_file_as_for_a_write(
+    butler, butler_home, workdir, script
+) -> None:
+    """`a` on an edit keeps the file it changes (its resolved path), as for write_file — not
+    the exact edit with its digest, which no later edit could match: the next edit of that
+    file runs (with --yes-safe), an edit of another file asks."""
+    (workdir / "plan.txt").write_text(ORIGINAL)
+    (workdir / "other.txt").write_text(ORIGINAL)
+    model = script(
+        {"tool_calls": [edit(old_string="old line", new_string="new line")]}, {"text": "Edited."}
+    )
+    child = spawn_butler(["chat", "--model", model], butler_home, workdir)
+    try:
+        child.expect("you ›")
+        child.sendline("edit it")
+        child.expect(r"Approve\? \[y/n/l/d/s/a\]")
+        child.sendline("a")
+        child.expect(r"Always allow edit_file with path matching glob:\S*plan\.txt in")
+        child.sendline("y")
+        child.expect("Edited.")
+        child.expect("you ›")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert (workdir / "plan.txt").read_text() == "alpha\nnew line\nomega\n"
+    again = script({"tool_calls": [edit(old_string="new line", new_string="third")]}, {"text": "k"})
+    r = butler("run", "--model", again, "edit", "--yes-safe")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (workdir / "plan.txt").read_text() == "alpha\nthird\nomega\n"
+    other = script(
+        {"tool_calls": [edit(path="other.txt", old_string="old line", new_string="x")]},
+        {"text": "k"},
+    )
+    assert butler("run", "--model", other, "edit", "--yes-safe").returncode == 3
+    assert (workdir / "other.txt").read_text() == ORIGINAL
