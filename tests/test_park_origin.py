@@ -35,7 +35,7 @@ def test_pending_says_where_a_park_came_from_and_when_as_the_inbox_does(
     first = listed.stdout.splitlines()[0]
     assert first.startswith(pid) and READABLE.search(first), first
     assert not ISO.search(listed.stdout), listed.stdout
-    assert "task: update the notes (from `butler run`)" in listed.stdout
+    assert "task: update the notes (from butler run)" in listed.stdout
     [row] = json.loads(butler("pending", "--json").stdout)
     assert row["origin"] == "run" and ISO.match(row["created_at"])  # --json keeps the stamp
 
@@ -62,7 +62,7 @@ def test_the_inbox_counts_says_where_from_logs_the_decision_and_show_does_not_re
     s = served()
     page = s.request("/")[1]
     assert "Waiting for you <span id='waiting' class='count'>(1)</span>" in page
-    assert "from `butler run`" in page
+    assert "from butler run" in page
     status, answer = s.decide(pid, "approve")
     assert status == 200 and answer["ok"], answer
     eventually(lambda: (workdir / "notes.txt").read_text() == "new line\n")

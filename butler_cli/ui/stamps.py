@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 def origin_words(origin: str) -> str:
     """Where a park came from, in words (``from the chat``); "" when its park did not say."""
-    named = {"chat": "the chat", "run": "`butler run`", "matrix": "the Matrix room"}
+    named = {"chat": "the chat", "run": "butler run", "matrix": "the Matrix room"}
     if origin in named:
         return f"from {named[origin]}"
     return f"from {origin}" if origin else ""
