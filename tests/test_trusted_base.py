@@ -239,6 +239,7 @@ def test_what_the_butler_reads_or_runs_from_the_home_is_read_only(me: Me) -> Non
     every task under the home), `$EDITOR`'s program, an MCP server's program (run with
     `sandbox = false`), the shell's start-up files."""
     (me.home / "AGENTS.md").write_text("Be careful.\n")
+    (me.home / "CLAUDE.md").write_text("Be careful too.\n")  # read like AGENTS.md (issue 35)
     (me.home / ".profile").write_text("# mine\n")
     editor = me.home / "bin" / "myeditor"
     server = me.home / "mcp" / "server.py"
@@ -251,7 +252,7 @@ def test_what_the_butler_reads_or_runs_from_the_home_is_read_only(me: Me) -> Non
         f"[mcp.mine]\ncommand = {json.dumps(sys.executable)}\n"
         f"args = [{json.dumps(str(server))}]\nsandbox = false\n"
     )
-    targets = [me.home / "AGENTS.md", me.home / ".profile", editor, server]
+    targets = [me.home / "AGENTS.md", me.home / "CLAUDE.md", me.home / ".profile", editor, server]
     outs = me.commands(*[["sh", "-c", f"echo pwned >> '{t}'"] for t in targets])
     for target, out in zip(targets, outs, strict=True):
         assert "pwned" not in target.read_text(), (target, out)
