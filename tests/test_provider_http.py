@@ -282,3 +282,18 @@ def test_an_https_server_is_reached_through_the_proxy_by_connect(kind, certifica
     finally:
         proxy.close()
         server.close()
+
+
+def test_a_socks_proxy_is_named_not_tried(fake, butler) -> None:
+    """ALL_PROXY=socks5://… (the SDKs' client spoke SOCKS; urllib does not): one line naming
+    it as why the server cannot be reached, nothing sent — and NO_PROXY naming the server
+    reaches it directly."""
+    fake.replies = [Reply(events=openai_stream("direct"))]
+    args = ["run", "--model", "openai-compatible:local", "--base-url", fake.url + "/v1", "hi"]
+    socks = {"ALL_PROXY": "socks5://127.0.0.1:9", "all_proxy": "socks5://127.0.0.1:9"}
+    r = butler(*args, env={**socks, "NO_PROXY": "", "no_proxy": ""})
+    assert r.returncode == 1 and f"cannot reach {fake.url}/v1 (" in r.stderr, r.stderr
+    assert "SOCKS proxy, socks5://127.0.0.1:9;" in r.stderr
+    assert fake.requests == [] and "Traceback" not in r.stderr
+    r = butler(*args, env={**socks, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"})
+    assert r.returncode == 0 and "direct" in r.stdout, r.stderr

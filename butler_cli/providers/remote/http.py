@@ -28,10 +28,11 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from butler_cli import __version__
 from butler_cli.providers.remote.common import StatusError, StreamCut, Unreachable
+from butler_cli.tools.redact import mask_text
 
 #: Seconds a request may take to connect, and between any two reads of its answer.
 TIMEOUT_S = 120.0
@@ -50,7 +51,7 @@ class Wire:
     def __init__(self, base_url: str, headers: Mapping[str, str]) -> None:
         self._base = base_url.rstrip("/") + "/"
         self._headers = {"User-Agent": f"butler-cli/{__version__}", **headers}
-        self._opener = urllib.request.build_opener(_proxies(), _tls(), _NoRedirect())
+        self._opener = urllib.request.build_opener(_proxies(self._base), _tls(), _NoRedirect())
 
     @contextmanager
     def stream(self, path: str, body: dict[str, Any]) -> Iterator[Iterator[str]]:
@@ -132,13 +133,22 @@ def _read(response: http.client.HTTPResponse) -> str:
         raise StreamCut("the connection closed before the answer was whole") from exc
 
 
-def _proxies() -> urllib.request.ProxyHandler:
+def _proxies(base: str) -> urllib.request.ProxyHandler:
     """The proxies the environment names (ALL_PROXY for a scheme without one of its own);
-    NO_PROXY is checked by the handler for each request."""
+    NO_PROXY is checked by the handler for each request. A SOCKS proxy for ``base`` is named
+    as the reason it cannot be reached: urllib speaks only to HTTP proxies."""
     found = urllib.request.getproxies()
     every = found.get("all")
-    chosen = {s: found.get(s) or every for s in ("http", "https") if found.get(s) or every}
-    return urllib.request.ProxyHandler({s: p for s, p in chosen.items() if p})
+    chosen = {s: p for s in ("http", "https") if (p := found.get(s) or every)}
+    parts = urlsplit(base)
+    proxy = chosen.get(parts.scheme, "")
+    if proxy.lower().startswith("socks") and not urllib.request.proxy_bypass(parts.netloc):
+        raise Unreachable(
+            f"the environment names a SOCKS proxy, {mask_text(proxy)}; models are reached "
+            "through HTTP proxies only (HTTPS_PROXY, HTTP_PROXY), or directly when NO_PROXY "
+            "names the server"
+        )
+    return urllib.request.ProxyHandler(chosen)
 
 
 def _tls() -> urllib.request.HTTPSHandler:
