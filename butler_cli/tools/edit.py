@@ -81,7 +81,16 @@ def edited(text: str, args: dict[str, Any]) -> tuple[str, int]:
             f"'old_string' occurs {count} times in the file; add the lines around it so it "
             "occurs once, or set replace_all to change every one"
         )
-    return text.replace(old, new), count if every else 1
+    places = count if every else 1
+    # The size before the text is made: a model's one call must not build (or write) a file
+    # no edit could be made to again — 20,000 places x 200,000 characters is 4 GB in memory.
+    size = len(text) + places * (len(new) - len(old))
+    if size > EDIT_CAP:
+        raise ValueError(
+            f"the edit would make the file {size} characters long, larger than {EDIT_CAP}; "
+            "edit_file does not make it (write_file, or a command, can)"
+        )
+    return text.replace(old, new), places
 
 
 def decoded(data: bytes, path: Path) -> str:
