@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_progress import terminal  # noqa: E402
 from bench_stream import answer_tokens  # noqa: E402
+from common import before_option  # noqa: E402
 
 PACE_S = 0.0001
 
@@ -60,12 +61,7 @@ def measure(runs: int) -> dict[str, float]:
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    before = None
-    if "--before" in args:
-        at = args.index("--before")
-        before = args[at + 1]
-        del args[at : at + 2]
+    args, before = before_option(sys.argv[1:])
     runs = int(args[0]) if args else 5
     if args[1:2] == ["--raw"]:
         m = measure(runs)

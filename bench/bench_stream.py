@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BIN  # noqa: E402
+from common import BIN, before_option  # noqa: E402
 
 TOKENS = 2000
 MARK = "ENDMARK"
@@ -224,12 +224,7 @@ def on_pty(server: Server, env: dict[str, str], work: Path, chat: bool) -> float
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    before = None
-    if "--before" in args:
-        at = args.index("--before")
-        before = args[at + 1]
-        del args[at : at + 2]
+    args, before = before_option(sys.argv[1:])
     runs = int(args[0]) if args else 7
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True

@@ -30,6 +30,14 @@ def compile_checkouts(*folders: str | Path) -> None:
                 compileall.compile_dir(Path(folder) / sub, quiet=1)
 
 
+def before_option(args: list[str]) -> tuple[list[str], str | None]:
+    """``args`` without ``--before DIR``, and DIR (a checkout of an older commit) or None."""
+    if "--before" not in args:
+        return args, None
+    at = args.index("--before")
+    return args[:at] + args[at + 2 :], args[at + 1]
+
+
 def per_call(fn: Callable[[], object], repeat: int, number: int) -> float:
     """Best-of-``repeat`` mean seconds per call over ``number`` calls."""
     best = float("inf")
