@@ -200,7 +200,7 @@ def test_plain_butler_opens_the_chat(butler_home, workdir, butler, script) -> No
     child = spawn_butler([], butler_home, workdir, BUTLER_MODEL=model)
     child.expect("you ›")
     child.sendline("write")
-    child.expect(r"write_file.*— parked \([a-z0-9]{8}\)")  # one line per call, with its outcome
+    child.expect(r"approval needed · park [a-z0-9]{8}")  # the box, not a progress line too
     child.expect(APPROVE)
     child.sendline("l")
     child.expect("you ›")

@@ -55,7 +55,8 @@ class Chat:
         self.butler = butler
         self.conversation = conversation
         self.console: Console = out()
-        self.progress = ChatProgress(self.console)
+        # A parked call is shown by its approval box, right after: no progress line repeats it.
+        self.progress = ChatProgress(self.console, parked_lines=False)
         #: Tokens spent this session, for /cost.
         self.tally = Tally()
         self.running = True  # /exit ends it

@@ -37,8 +37,9 @@ class Menu:
     @property
     def legend(self) -> str:
         """``[y] approve once  [n] deny  …  [?] help``: shown once, under what is asked."""
-        keys = "  ".join(f"[{c.key}] {c.words}" for c in self.choices)
-        return f"{keys}  [?] what each does"
+        # A key is bound to its first word (a no-break space): a line never ends on "[?]".
+        keys = "  ".join(f"[{c.key}]\u00a0{c.words}" for c in (*self.choices, HELP))
+        return keys
 
     def help(self) -> str:
         """A line per key: what it does (the answer to ``?``)."""
@@ -62,6 +63,7 @@ class Menu:
         return f"{what} — {self.legend}"
 
 
+HELP = Choice("?", "what each does", "this help")
 YES = Choice("y", "approve once", "runs this exact call, then the task goes on", ("yes",))
 NO = Choice("n", "deny", "runs nothing; you may add a note the model sees", ("no",))
 LATER = Choice(
