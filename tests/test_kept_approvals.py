@@ -248,7 +248,7 @@ def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
     try:
         child.expect("you ›")
         child.sendline("write the note")
-        child.expect(r"\[a\] always allow this here")
+        child.expect(r"\[a\]\s+always allow this here")  # a no-break space binds key and word
         child.expect(r"Approve\? \[y/n/l/d/s/a\]")
         child.sendline("a")
         child.expect(r"Always allow write_file with path matching glob:.*notes.txt in .*\? \[y/N\]")
