@@ -70,6 +70,12 @@ def test_a_park_appears_live_shows_every_argument_and_is_approved_or_denied(
     page.locator(f"#park-{second}").wait_for()
     assert page.locator("article.park").first.get_attribute("data-id") == second  # newest first
 
+    # the card shows the call once: the new file whole in its change, and the raw arguments
+    # one click away (folded, in the page whole)
+    seen = card.inner_text()
+    assert "END-OF-CONTENT" in seen and seen.count("- a line of the plan") == 150, seen
+    assert card.locator("pre.arguments").inner_text() == ""  # folded until asked for
+    card.locator("details.raw summary").click()
     shown = card.locator("pre.arguments").inner_text()
     assert "END-OF-CONTENT" in shown and shown.count("- a line of the plan") == 150  # whole
     assert "\\u001b[2J" in shown and "<U+202E>" in shown  # neutralised as in the terminal

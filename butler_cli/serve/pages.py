@@ -12,6 +12,7 @@ from typing import Any
 
 from butler_cli.app.parks.parks import PendingApproval, PendingCall, pending_approval
 from butler_cli.app.views.inbox import Outcome, Problem
+from butler_cli.core.gate import compact_json
 from butler_cli.core.park import ParkState
 from butler_cli.schedule.store import Job, Run
 from butler_cli.ui.parks import call_rows
@@ -95,6 +96,18 @@ def change_block(preview: Sequence[str]) -> str:
 _DIFF_CLASS = {"-": "del", "+": "add"}
 
 
+def rest_part(call: PendingCall) -> str:
+    """The arguments the title and the change do not already show, as ``key: value`` lines
+    (the terminal's box shows the same); every one whole, neutralised and escaped."""
+    rows = []
+    for key, value in call.arguments.items():
+        if key in call.shown:
+            continue
+        text = value if isinstance(value, str) else compact_json(value)
+        rows.append(f"{v(key)}: {lines(text)}")
+    return f"<pre class='rest'>{chr(10).join(rows)}</pre>" if rows else ""
+
+
 def call_part(view: PendingApproval, call: PendingCall, form: str | None) -> str:
     """One call of a parked round: what it is, its arguments (masked) and its change; in a
     round of several, the person's approve/deny for it (sent with the ``form`` named)."""
@@ -119,8 +132,10 @@ def call_part(view: PendingApproval, call: PendingCall, form: str | None) -> str
         f"<section class='call' data-call='{h(call.call_id)}'>{head}"
         f"<p class='meta'>tool: <span class='tool'>{v(call.tool)}</span>\n"
         f"why: <span class='reason'>{v(call.reason)}</span></p>"
-        f"<pre class='arguments'>{h(pretty_json(call.arguments))}</pre>"
-        f"{change_block(call.preview)}{choice}</section>"
+        f"{rest_part(call)}{change_block(call.preview)}"
+        "<details class='raw'><summary>arguments, exactly as given</summary>"
+        f"<pre class='arguments'>{h(pretty_json(call.arguments))}</pre></details>"
+        f"{choice}</section>"
     )
 
 

@@ -187,11 +187,11 @@ dl { display: grid; grid-template-columns: 5rem minmax(0, 1fr); gap: .1rem .6rem
   margin: 0 0 .5rem; }
 dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
 pre, code { overflow-wrap: anywhere; white-space: pre-wrap; }
-pre.arguments, pre.change { background: var(--soft); padding: .5rem; border-radius: 4px;
+pre.arguments, pre.change, pre.rest { background: var(--soft); padding: .5rem; border-radius: 4px;
   max-height: 30rem; overflow: auto; margin: .3rem 0; }
 pre.change .del { color: var(--bad); background: var(--bad-bg); }
 pre.change .add { color: var(--ok); background: var(--ok-bg); }
-details.change summary { cursor: pointer; color: var(--muted); }
+details.change summary, details.raw summary { cursor: pointer; color: var(--muted); }
 section.call { border-top: 1px solid var(--rule); padding-top: .4rem; margin-top: .4rem; }
 section.call h4 { margin: 0 0 .2rem; font-size: .95rem; overflow-wrap: anywhere; }
 .each label { margin-right: 1rem; } .each input { min-width: 1.2rem; min-height: 1.2rem; }
