@@ -67,7 +67,9 @@ def _own(folder: Path, file: str) -> str | None:
 
 
 def _project(folder: Path, file: str, home: Path, protected: Sequence[Path]) -> str | None:
-    """A project's file, read as read_file reads one inside ``folder`` alone."""
+    """A project's file (``file``, relative to the chat's ``folder``), read as read_file reads
+    one inside that folder alone: a link — the file's or a folder's on the way — that leads
+    out of it is refused, as one outside the allowed roots is."""
     rules = PathRules(folder, home, protected, [folder])
     try:
         data, _ = read_regular(rules, file, CAP)
@@ -97,14 +99,17 @@ def found(yours: Path, cwd: Path, home: Path, protected: Sequence[Path]) -> list
         text = _own(yours, file)
         if text is not None and text.strip():
             out[name] = Custom(name, yours / file, "yours", text.strip())
+    # The chat's folder is the root, not each commands folder as resolved: a `.butler` or
+    # `.claude/commands` linked out of the project made the place it names the root.
+    root = Path(os.path.realpath(cwd))
     for sub in PROJECT:
-        folder = Path(os.path.realpath(cwd / sub))
-        for name, file in _files(folder):
+        for name, file in _files(root / sub):
             if name in out:
                 continue
-            text = _project(folder, file, home, protected)
+            text = _project(root, f"{sub}/{file}", home, protected)
             if text is not None and text.strip():
-                out[name] = Custom(name, folder / file, "project", text.strip())
+                where = Path(os.path.realpath(root / sub / file))
+                out[name] = Custom(name, where, "project", text.strip())
     return list(out.values())
 
 
