@@ -50,6 +50,13 @@ def words(text: str) -> str:
     return r"\s+".join(re.escape(word) for word in text.split())
 
 
+def dialogue(child: Any, *steps: tuple[str, str]) -> None:
+    """Each (answer, what is said next): the answer sent, then the words expected."""
+    for answer, said in steps:
+        child.sendline(answer)
+        child.expect(words(said))
+
+
 def leave(child: Any) -> None:
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
@@ -172,19 +179,19 @@ def test_one_prompt_grammar_for_one_action_and_several(
     child.sendline("go")
     child.expect(words("[e] decide each in turn  [l] later  [?] what each does"))
     child.expect(r"Approve all 2 actions shown\? \[y/n/e/l\]")
-    child.sendline("?")
-    child.expect(words("e  decide each in turn: shows each action again"))
-    child.sendline("x")
-    child.expect(words("'x' is not a choice here — [y] approve all of them"))
-    child.sendline("")
-    child.expect(words("Enter alone decides nothing — [y] approve all of them"))
-    child.sendline("e")
-    child.expect(words("[?] what each does"))
+    dialogue(
+        child,
+        ("?", "e  decide each in turn: shows each action again"),
+        ("x", "'x' is not a choice here — [y] approve all of them"),
+        ("", "Enter alone decides nothing — [y] approve all of them"),
+        ("e", "[?] what each does"),
+    )
     child.expect(APPROVE)
-    child.sendline("?")
-    child.expect(words("d  details: shows every argument exactly as given"))
-    child.sendline("l")
-    child.expect(words("Left parked. Decide it later with /resume"))
+    dialogue(
+        child,
+        ("?", "d  details: shows every argument exactly as given"),
+        ("l", "Left parked. Decide it later with /resume"),
+    )
     child.expect("you ›")
     leave(child)
 
@@ -200,12 +207,12 @@ def test_resume_on_a_terminal_speaks_the_same_grammar(
     child = spawn_butler(["resume", park_id], butler_home, workdir, dimensions=(40, 80))
     child.expect(words("[y] approve once  [n] deny  [?] what each does"))
     child.expect(r"Approve\? \[y/n\]")
-    child.sendline("maybe")
-    child.expect(words("'maybe' is not a choice here"))
-    child.sendline("?")
-    child.expect(words("n  deny: runs nothing"))
-    child.sendline("n")
-    child.expect("Note for the model")
+    dialogue(
+        child,
+        ("maybe", "'maybe' is not a choice here"),
+        ("?", "n  deny: runs nothing"),
+        ("n", "Note for the model"),
+    )
     child.sendline("")
     child.expect(pexpect.EOF)
     child.close()
