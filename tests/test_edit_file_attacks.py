@@ -5,8 +5,10 @@ asks for must never cost the butler more than the file it may make. Through the 
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import stat
 import subprocess
 from pathlib import Path
 
@@ -49,3 +51,32 @@ def test_an_edit_that_would_make_a_huge_file_is_refused_before_it_is_made(
     results = tool_results(ran.stdout)
     assert results[0]["is_error"] and "larger than" in results[0]["content"], results
     assert plan.read_text() == "x\n" * 20_000
+
+
+def test_a_fifo_put_where_a_parked_change_points_never_hangs_its_showing(
+    butler, script, workdir: Path
+) -> None:
+    """After the park, the file an edit (or a delete) names becomes a FIFO — a sandboxed
+    `mkfifo` can do that in the task's folder. `butler show` read it to draw the change and
+    waited for a writer for ever (and so did `resume` and the inbox page); now the change says
+    the file cannot be read, and nothing is changed."""
+    (workdir / "plan.txt").write_text("alpha\nold\n")
+    (workdir / "gone.txt").write_text("bye\n")
+    model = script(
+        {"tool_calls": [call("edit_file", "e1", path="plan.txt", old_string="old",
+                             new_string="new"),
+                        call("delete_file", "d1", path="gone.txt")]},
+        {"text": "k"},
+    )  # fmt: skip
+    ran = butler("run", "--model", model, "edit", "--json")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
+    for name in ("plan.txt", "gone.txt"):
+        (workdir / name).unlink()
+        os.mkfifo(workdir / name)
+    shown = butler("show", pid, timeout=30)
+    assert shown.returncode == 0, shown.stderr
+    assert "cannot be read now" in shown.stdout, shown.stdout
+    done = butler("resume", pid, "--deny", timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(stat.S_ISFIFO(os.lstat(workdir / n).st_mode) for n in ("plan.txt", "gone.txt"))

@@ -13,7 +13,9 @@ nothing — a long change is paged there.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,10 +84,25 @@ def preview_paths(tool: str, args: dict[str, Any], cwd: str) -> list[str]:
     return paths
 
 
+def _bytes(path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` now. Opened without blocking and judged by
+    the file opened: a FIFO put at the path after the park (a sandboxed ``mkfifo``) hung
+    `show`, `resume` and the inbox page for ever; it is an OSError like any unreadable file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 def _read(path: Path) -> str | None:
     """The file's text now, or None when it is not a readable text file."""
     try:
-        data = path.read_bytes()
+        data = _bytes(path)
     except OSError:
         return None
     if b"\x00" in data:
@@ -133,7 +150,7 @@ def _edit(path: Path, args: dict[str, Any]) -> Preview:
     that file, says so (approving it then changes nothing: the run refuses)."""
     shown = str(path)
     try:
-        data = path.read_bytes()
+        data = _bytes(path)
     except OSError as exc:
         return Preview([f"edits {shown}, which cannot be read now ({exc.strerror or exc})"])
     if edit.digest(data) != args.get(edit.DIGEST_KEY):
