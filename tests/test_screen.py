@@ -159,6 +159,13 @@ def test_every_line_wraps_between_words_at_40_and_80_columns(
             assert words in prose, (columns, words)
         if columns == 80:
             assert long_name in prose  # a word longer than 40 columns is folded there
+    child = spawn_butler(["pending"], butler_home, workdir, dimensions=(40, 40))
+    child.expect(pexpect.EOF)
+    child.close()
+    lines = screen_lines(child.before)
+    assert all(len(line) <= 40 for line in lines), lines
+    assert "task: tidy the folder of notes please" in flat(lines)
+    assert "awaiting a decision — butler resume ID --approve | --deny" in flat(lines)
 
 
 def test_one_prompt_grammar_for_one_action_and_several(

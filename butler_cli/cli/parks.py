@@ -9,6 +9,7 @@ from butler_cli.app.config.home import home
 from butler_cli.app.parks.parks import waiting_parks
 from butler_cli.cli import render
 from butler_cli.cli.options import Json
+from butler_cli.ui.console import plain_writer
 
 
 def pending(json_out: Json = False) -> None:
@@ -19,4 +20,4 @@ def pending(json_out: Json = False) -> None:
     if json_out:
         render.print_json([r.to_dict() for r in rows])
     else:
-        render.pending_table(sys.stdout.write, rows)
+        render.pending_table(plain_writer(sys.stdout), rows)

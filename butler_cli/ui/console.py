@@ -10,8 +10,9 @@ line is folded, never cropped): left to the terminal, a line folded mid-word ("C
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from butler_cli.ui.stamps import origin_words, readable_time
 from butler_cli.ui.text import visible, wrapped
@@ -45,6 +46,15 @@ def lines_wrapped(console: Console, text: str, indent: int | None = None) -> Non
     width = console.width if console.is_terminal else 0
     for line in text.split("\n"):
         console.out(wrapped(line, width, indent) if width else line, highlight=False)
+
+
+def plain_writer(file: TextIO) -> Callable[[str], object]:
+    """``file.write``, wrapping each line between words at the terminal's width when ``file``
+    is a terminal (piped, lines are written whole)."""
+    if not file.isatty():
+        return file.write
+    width = shutil.get_terminal_size().columns
+    return lambda text: file.write("\n".join(wrapped(line, width) for line in text.split("\n")))
 
 
 def pending_table(write: Callable[[str], object], rows: Sequence[ParkSummary]) -> None:
