@@ -80,3 +80,46 @@ def test_a_fifo_put_where_a_parked_change_points_never_hangs_its_showing(
     done = butler("resume", pid, "--deny", timeout=30)
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(stat.S_ISFIFO(os.lstat(workdir / n).st_mode) for n in ("plan.txt", "gone.txt"))
+
+
+RULES = """
+[[rule]]
+name = "keep is never written"
+tool = "write_file"
+tier = "forbidden"
+args = { path = "glob:keep/**" }
+
+[[rule]]
+name = "notes are mine"
+tool = "write_*"
+tier = "safe"
+args = { path = "glob:notes/**" }
+"""
+
+
+def test_a_rule_about_writing_a_file_governs_editing_it(butler, script, workdir: Path) -> None:
+    """The person's `tiered` rules were written for write_file before edit_file existed: a
+    `forbidden` write rule let the model's edit of the same file through to an approval (a
+    "never" became "ask"). An edit writes part of a file: a rule naming write_file names it
+    too — forbidden refuses the edit, safe lets it run."""
+    (workdir / "rules.toml").write_text(RULES)
+    for folder in ("keep", "notes"):
+        (workdir / folder).mkdir()
+        (workdir / folder / "x.txt").write_text("old\n")
+    model = script(
+        {"tool_calls": [call("edit_file", "e1", path="keep/x.txt", old_string="old",
+                             new_string="pwned"),
+                        call("edit_file", "e2", path="notes/x.txt", old_string="old",
+                             new_string="new")]},
+        {"text": "k"},
+    )  # fmt: skip
+    ran = butler(
+        "run", "--model", model, "edit", "--json", "--policy", "tiered",
+        "--policy-file", "rules.toml", "--yes-safe",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr  # nothing parked
+    kept, notes = tool_results(ran.stdout)
+    assert kept["is_error"] and "keep is never written" in kept["content"], kept
+    assert not notes["is_error"], notes
+    assert (workdir / "keep" / "x.txt").read_text() == "old\n"
+    assert (workdir / "notes" / "x.txt").read_text() == "new\n"

@@ -13,7 +13,7 @@ see :func:`butler_cli.api.arg_matches`.
 
     [[rule]]
     name = "notes are mine"          # shown in the verdict's reason
-    tool = "write_file"              # glob on the tool name
+    tool = "write_file"              # glob on the tool name (a write_file rule names edit_file too)
     tier = "safe"
     args = { path = "glob:~/notes/**" }   # optional: glob (default) or re: on named arguments
     widen = { path = "glob:~/notes/**" }  # optional, approve tiers: a chat grant may widen to this
@@ -46,6 +46,10 @@ RULES_FILE = "policy.toml"
 DEFAULT_RULES = "default_rules.toml"  # shipped: used when there is no rule file
 TIERS = {"safe": 0, "dangerous": 1, "cross_boundary": 2, "forbidden": 3}
 _RULE_KEYS = {"name", "tool", "tier", "args", "widen"}
+#: A tool a rule naming another names too: an edit writes part of a file, so the person's
+#: rules about writing a file (``tool = "write_file"``, a forbidden or safe folder) govern
+#: editing it as well — a "never" written before edit_file existed is not an "ask" for it.
+WRITES_TOO = {"edit_file": ("edit_file", "write_file")}
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,8 @@ class Rule:
     def applies(self, tool: str, arguments: dict[str, Any], since: float | None = None) -> bool:
         """Whether the call matches; ``since``: when the rule file was written (a link on a
         path pattern's folders made later is not followed)."""
-        if not fnmatch.fnmatchcase(tool, self.tool):
+        names = WRITES_TOO.get(tool, (tool,))
+        if not any(fnmatch.fnmatchcase(name, self.tool) for name in names):
             return False
         return all(
             arg_matches(pattern, key, arguments, since=since) for key, pattern in self.args.items()
