@@ -12,7 +12,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from conftest import butler_exe, call, tool_results
+from conftest import ALLOW_ALL, butler_exe, call, tool_results
 
 #: The address space the butler is given here: far more than a run needs, far less than the
 #: edit below would take if it were made in memory before it was refused.
@@ -123,3 +123,37 @@ def test_a_rule_about_writing_a_file_governs_editing_it(butler, script, workdir:
     assert not notes["is_error"], notes
     assert (workdir / "keep" / "x.txt").read_text() == "old\n"
     assert (workdir / "notes" / "x.txt").read_text() == "new\n"
+
+
+def test_an_edit_that_cannot_be_written_whole_leaves_the_file_as_it_was(
+    butler_home: Path, workdir: Path, script
+) -> None:
+    """The edit is made in place, through the descriptor that was checked. It truncated the
+    file and then wrote: when the disk could not take the longer text (here a file-size limit,
+    as a full disk), the person's file was left cut short — its old text lost. Now the room
+    is taken first, and a failure there changes nothing."""
+    plan = workdir / "plan.txt"
+    original = "MARK\n" + "a line of the person's work\n" * 37_000  # ~1 MB
+    plan.write_text(original)
+    (workdir / "pol.py").write_text(ALLOW_ALL)
+    model = script(
+        {"tool_calls": [call("edit_file", "e1", path="plan.txt", old_string="MARK\n",
+                             new_string="x" * 200_000 + "\n")]},
+        {"text": "k"},
+    )  # fmt: skip
+    limit = len(original) + 100_000
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    ran = subprocess.run(
+        [butler_exe(), "run", "--model", model, "grow it", "--json",
+         "--policy", "./pol.py:classify", "--yes-safe"],
+        cwd=workdir,
+        env={**os.environ, "BUTLER_HOME": str(butler_home), "NO_COLOR": "1"},
+        capture_output=True, text=True, timeout=120, preexec_fn=capped,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    results = tool_results(ran.stdout)
+    assert results[0]["is_error"], results
+    assert plan.read_text() == original

@@ -197,11 +197,15 @@ def apply(path: Path, args: dict[str, Any], identities: frozenset[tuple[int, int
             )
         text, count = edited(decoded(data, path), args)
         out = text.encode("utf-8")
+        # The room first, then the text over the old, then the end cut: truncating first and
+        # writing after left the file cut short, its old text lost, when the disk was full.
+        if len(out) > len(data):
+            os.posix_fallocate(fd, 0, len(out))  # no room: nothing changed yet
         os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, 0)
         view = memoryview(out)
         while view:
             view = view[os.write(fd, view) :]
+        os.ftruncate(fd, len(out))
     finally:
         os.close(fd)
     return f"edited {path}: replaced {count} occurrence(s); the file is now {len(out)} bytes"
