@@ -45,8 +45,8 @@ _KEEP = (
     "WHERE EXISTS (SELECT 1 FROM entries WHERE rowid = ? AND id = ? AND text = ?)"
 )
 
-#: Keeps the (rowid, id) pairs still in the store and within the recall's filter, in order.
-Keep = Callable[[list[tuple[int, str]]], list[int]]
+#: The (rowid, id) pairs still in the store and within the recall's filter, in order.
+Admit = Callable[[list[tuple[int, str]]], list[int]]
 
 
 class DenseIndex:
@@ -105,9 +105,9 @@ class DenseIndex:
             if time.monotonic() >= deadline:
                 return made
 
-    def rank(self, db: sqlite3.Connection, query: str, keep: Keep) -> list[int]:
+    def rank(self, db: sqlite3.Connection, query: str, admit: Admit) -> list[int]:
         """The rowids of the DEPTH memories nearest the query (cosine at least FLOOR), of
-        those ``keep`` keeps."""
+        those ``admit`` lets through."""
         self._load(db)
         if not len(self._rowids):
             return []
@@ -118,7 +118,7 @@ class DenseIndex:
         top = top[scores[top] >= FLOOR]
         if not len(top):
             return []
-        return keep([(int(self._rowids[i]), self._ids[i]) for i in top])[:DEPTH]
+        return admit([(int(self._rowids[i]), self._ids[i]) for i in top])[:DEPTH]
 
     def _load(self, db: sqlite3.Connection) -> None:
         """Append the rows added since the cache was last brought up to date."""
