@@ -254,6 +254,7 @@ def test_the_chat_keeps_an_approval_only_where_asked_and_only_what_it_showed(
         child.expect(r"Always allow write_file with path matching glob:.*notes.txt in .*\? \[y/N\]")
         child.sendline("y")
         child.expect("kept approval 1")
+        child.expect(r"/revoke\s+kept\s+1")  # the chat names its own command (issue 35 item 5)
         child.expect("written")
         child.expect("you ›")
         child.sendline("now delete")

@@ -227,10 +227,15 @@ class Conversation:
         made for that park alone from what it recorded, closed afterwards."""
         decided = decide(park_id, answer, opts=self.opts, butler=self.butler, observer=observer)
         for kept in decided.kept:
+            # the chat names its own commands; a Matrix room, the terminal's
+            undo = (
+                f"`/grants`, `/revoke kept {kept.number}`"
+                if self.butler.origin == "chat"
+                else f"`butler grants`, `butler grants revoke {kept.number}`"
+            )
             self.say(
                 f"kept approval {kept.number} ({kept.grant.describe()} in {kept.folder}): "
-                "from now on it runs without asking here (`/grants`, `butler grants revoke "
-                f"{kept.number}`)"
+                f"from now on it runs without asking here ({undo})"
             )
         for why in decided.not_kept:
             self.say(f"not kept — {why}")
