@@ -5,6 +5,7 @@ request body and header the butler sent."""
 from __future__ import annotations
 
 import json
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +32,9 @@ class Reply:
     delay_s: float = 0.0  # think this long before answering (a spinner gets drawn)
     hold_after: int | None = None  # send N frames, then wait for FakeLLM.release
     raw: bytes | None = None  # a whole recorded HTTP response, sent byte for byte, then closed
+    #: After this answer, close the kept-alive connection (no ``Connection: close`` said):
+    #: "idle" at once, "unread" when the next request arrives, without reading it.
+    hang_up: str = ""
 
 
 def replay(name: str) -> Reply:
@@ -153,8 +157,23 @@ class FakeLLM:
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                if reply.hang_up == "unread":  # the next request comes, and is never read
+                    select.select([self.connection], [], [], 30)
+                if reply.hang_up:
+                    self.close_connection = True
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        #: Connections the server accepted (a kept-alive connection counts once).
+        self.connections = 0
+        accept = self.server.get_request
+
+        def counted() -> Any:
+            got = accept()
+            self.connections += 1
+            return got
+
+        self.server.get_request = counted  # type: ignore[method-assign]
         self.server.handle_error = lambda request, address: None  # clients hang up; that is fine
         self.thread = threading.Thread(target=self.server.serve_forever, args=(POLL,), daemon=True)
         self.thread.start()
