@@ -1,8 +1,8 @@
 """The remote models' requests, sent with Python's own HTTP client (http.client, routed as
-urllib.request routes it): no SDK and no third-party client (issue 34). Importing ``openai`` cost ~290 ms of CPU a start, and httpx2
-with httpcore2 — the client the SDKs are built on, ~150 modules with h2, anyio and socksio —
-still cost the whole import floor of our other dependencies again, for requests the adapters
-build and streams they read themselves.
+urllib.request routes it): no SDK and no third-party client (issue 34). Importing ``openai``
+cost ~290 ms of CPU a start, and httpx2 with httpcore2 — the client the SDKs are built on,
+~150 modules with h2, anyio and socksio — still cost the whole import floor of our other
+dependencies again, for requests the adapters build and streams they read themselves.
 
 What the SDKs' client did, and this keeps: proxies from the environment, read by the same
 function httpx2 reads them with (``urllib.request.getproxies``: HTTP_PROXY, HTTPS_PROXY,
@@ -130,6 +130,20 @@ class Wire:
     def post(self, path: str, body: dict[str, Any]) -> str:
         """POST ``body`` as JSON and read the whole answer's text (a success: an error status
         raises)."""
+        return self._whole(path, body)
+
+    def get(self, path: str, params: Mapping[str, str]) -> object:
+        """GET ``path`` and read its answer as JSON (None when it is not JSON)."""
+        query = f"?{urlencode(params)}" if params else ""
+        text = self._whole(path + query, None)
+        try:
+            parsed: object = json.loads(text)
+        except ValueError:
+            return None
+        return parsed
+
+    def _whole(self, path: str, body: dict[str, Any] | None) -> str:
+        """Send the request and read its whole answer (GET without ``body``)."""
         conn, response = self._open(path, body)
         whole = False
         try:
@@ -138,22 +152,6 @@ class Wire:
         finally:
             self._done(conn, response, whole)
         return text
-
-    def get(self, path: str, params: Mapping[str, str]) -> object:
-        """GET ``path`` and read its answer as JSON (None when it is not JSON)."""
-        query = f"?{urlencode(params)}" if params else ""
-        conn, response = self._open(path + query, None)
-        whole = False
-        try:
-            text = _read(response)
-            whole = True
-        finally:
-            self._done(conn, response, whole)
-        try:
-            parsed: object = json.loads(text)
-        except ValueError:
-            return None
-        return parsed
 
     def close(self) -> None:
         """Close the idle connections."""
