@@ -157,3 +157,28 @@ def test_an_edit_that_cannot_be_written_whole_leaves_the_file_as_it_was(
     results = tool_results(ran.stdout)
     assert results[0]["is_error"], results
     assert plan.read_text() == original
+
+
+def test_an_edit_of_a_long_file_is_shown_as_its_diff_without_waiting(
+    butler, script, workdir: Path
+) -> None:
+    """An ordinary edit of a 100,000-line CSV — replace_all touching every seventh row — was
+    diffed by difflib over the whole file: minutes before `show` (and the chat's approval box,
+    the inbox page) drew it. The diff is made from where the edit's text occurs."""
+    rows = "".join(f"row {i}, value {i % 7}\n" for i in range(100_000))
+    (workdir / "data.csv").write_text(rows)
+    model = script(
+        {"tool_calls": [call("edit_file", "e1", path="data.csv", old_string="value 3\n",
+                             new_string="value three\n", replace_all=True)]},
+        {"text": "k"},
+    )  # fmt: skip
+    ran = butler("run", "--model", model, "rename", "--json")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
+    shown = butler("show", pid, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert "14286 places" in out, out[:2000]
+    assert "-row 3, value 3" in out and "+row 3, value three" in out
+    assert "-row 99998, value 3" in out and "+row 99998, value three" in out
+    assert "@@ -1,100000 +1,100000 @@" in out and " row 6, value 6" in out  # gaps of 6: one hunk

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from butler_cli.app.parks.edit_diff import edit_diff
 from butler_cli.tools import edit
 from butler_cli.tools.paths import resolve
 
@@ -164,11 +165,12 @@ def _edit(path: Path, args: dict[str, Any]) -> Preview:
         new, count = edit.edited(edit.decoded(data, path), args)
     except ValueError as exc:
         return Preview([f"(no preview: {exc})"])
-    old = data.decode("utf-8")
-    diff = list(
-        difflib.unified_diff(
-            _split(old), _split(new), f"{shown} (now)", f"{shown} (after)", lineterm=""
-        )
+    diff = edit_diff(
+        data.decode("utf-8"),
+        args["old_string"],
+        args["new_string"],
+        args.get("replace_all") is True,
+        shown,
     )
     head = f"edits {shown} ({count} place{'' if count == 1 else 's'}, the file as it is now):"
     # The diff shows the whole effect of the strings it was made from (unless only a final
