@@ -2,7 +2,7 @@
 of our own dependencies (typer, rich.console, pydantic, platformdirs), medians of interleaved
 runs in the same run. Target: at most 1.5x the floor.
 
-Run: python bench/bench_run.py [--before DIR]... [--command | --server [--llm PATH]]
+Run: python bench/bench_run.py [--before DIR]... [--command | --server [--llm PATH] | --tls]
 
 ``--command``: the round is one sandboxed ``run_command`` (``true``) under an allow-all policy
 and ``--yes-safe`` instead of ``now``: the sandbox's argv built and bubblewrap started.
@@ -13,6 +13,11 @@ with a local model runs it: ``butler run --model openai-compatible:local --base-
 ``--llm PATH`` adds simonw's ``llm`` (``pip install llm`` in a venv of its own) as a peer: the
 same prompt to the same server through its ``extra-openai-models.yaml``, ratios pair by pair
 (each round runs every command once, the ratio of each round's pair, then the median).
+
+``--tls``: three model calls in one run (two ``now`` rounds, then the answer) to a loopback
+HTTPS server with a self-signed certificate (SSL_CERT_FILE names it), one server per command so
+each counts the TCP+TLS connections its command opened (issue 34: a kept-alive connection
+against one per call).
 
 ``--before DIR`` adds an interleaved row for the butler_cli found in DIR (a ``git worktree`` of
 an older commit), put first on PYTHONPATH with DIR/policies (the shipped policies import the
@@ -26,6 +31,7 @@ import argparse
 import json
 import os
 import resource
+import ssl
 import statistics
 import subprocess
 import sys
@@ -39,6 +45,8 @@ from common import BIN  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 from fake_llm import FakeLLM, Reply, openai_stream  # noqa: E402
+
+from butler_cli.providers.remote.http import Wire  # noqa: E402
 
 RUNS = 15
 ONE_ROUND = {"turns": [{"tool_calls": [{"name": "now", "arguments": {}}]}, {"text": "done"}]}
@@ -118,9 +126,13 @@ def main() -> None:
     parser.add_argument("--command", action="store_true", help="one sandboxed run_command")
     parser.add_argument("--server", action="store_true", help="one prompt to a loopback server")
     parser.add_argument("--llm", help="simonw's `llm` executable, the peer of --server")
+    parser.add_argument("--tls", action="store_true", help="three calls to a loopback TLS server")
     args = parser.parse_args()
     py, butler = str(BIN / "python"), str(BIN / "butler")
     compile_trees(py, args.before)
+    if args.tls:
+        tls_rows(py, butler, args.before, args.runs)
+        return
     if args.server:
         server_rows(py, butler, args.before, args.runs, args.llm)
         return
@@ -228,6 +240,103 @@ def server_rows(py: str, butler: str, befores: list[str], runs: int, llm: str | 
             f"| {labels[key]} | {wall * 1000:.0f} ms | {cpu * 1000:.0f} ms "
             f"| {paired(key, 'floor', 1)} | {paired(key, 'llm', 1)} | {paired(key, 'llm', 0)} |"
         )
+
+
+def three_calls(body: dict[str, object]) -> Reply:
+    """Two rounds of ``now``, then the answer: the model's side of a three-call run."""
+    messages = body.get("messages")
+    rounds = (
+        sum(1 for m in messages if m.get("role") == "tool") if isinstance(messages, list) else 0
+    )
+    if rounds < 2:
+        return Reply(events=openai_stream("", [(f"c{rounds}", "now", ["{}"])]))
+    return Reply(events=openai_stream(ANSWER))
+
+
+def tls_rows(py: str, butler: str, befores: list[str], runs: int) -> None:
+    """``--tls``: a three-call `butler run` to a loopback HTTPS server per command (this
+    checkout's, and each ``before``'s), the connections each opened counted by its server."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cert, key = Path(tmp) / "cert.pem", Path(tmp) / "key.pem"
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
+            + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+            + ["-addext", "subjectAltName=IP:127.0.0.1"],
+            check=True,
+            capture_output=True,
+        )
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        servers: dict[str, FakeLLM] = {}
+        commands: dict[str, Sequence[str]] = {}
+        paths: dict[str, str | None] = {}
+        names = [*(f"before{i}" for i in range(len(befores))), "run"]
+        try:
+            for name in names:
+                server = FakeLLM()
+                server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+                server.respond = three_calls
+                servers[name] = server
+                base = server.url.replace("http://", "https://") + "/v1"
+                argv = ["run", "--model", "openai-compatible:local", "--base-url", base, PROMPT]
+                commands[name] = (
+                    [butler, *argv] if name == "run" else [py, "-P", "-c", ENTRY, *argv]
+                )
+            paths = {f"before{i}": b for i, b in enumerate(befores)}
+            env = {"BUTLER_HOME": str(Path(tmp) / "home"), "SSL_CERT_FILE": str(cert)}
+            env |= {"NO_PROXY": "*", "no_proxy": "*"}
+            med = median_runs(commands, runs, env, paths)
+            counts = {n: (len(servers[n].requests), servers[n].connections) for n in names}
+            in_process = wire_calls(servers["run"], str(cert), runs)
+        finally:
+            for server in servers.values():
+                server.close()
+    print(f"{runs} rounds of a three-call run each; medians\n")
+    print("| command | model calls a run | connections a run | wall | CPU |")
+    print("|---|---|---|---|---|")
+    labels = {f"before{i}": f"`butler run`, `{b}`" for i, b in enumerate(befores)}
+    labels["run"] = "`butler run` (this checkout)"
+    for name in names:
+        wall, cpu = med[name]
+        calls, opened = (count / runs for count in counts[name])
+        print(
+            f"| {labels[name]} | {calls:.1f} | {opened:.1f} | {wall * 1000:.0f} ms "
+            f"| {cpu * 1000:.0f} ms |"
+        )
+    print("\nIn this process, three streamed calls through this checkout's Wire; medians\n")
+    print("| three calls | connections | wall | CPU |")
+    print("|---|---|---|---|")
+    for label, (opened, wall, cpu) in in_process.items():
+        print(f"| {label} | {opened} | {wall * 1000:.2f} ms | {cpu * 1000:.2f} ms |")
+
+
+def wire_calls(server: FakeLLM, cert: str, runs: int) -> dict[str, tuple[int, float, float]]:
+    """Three streamed calls on one Wire (its kept-alive connection), beside three calls each
+    on a Wire of its own (a connection and TLS handshake per call, as before issue 34's
+    reuse): connections opened, median wall and CPU (the server's thread counts in both)."""
+    os.environ["SSL_CERT_FILE"] = cert  # read when the client's TLS context is made
+    base = server.url.replace("http://", "https://") + "/v1"
+    body = {"messages": [{"role": "tool"}, {"role": "tool"}]}  # the answer, not a round
+    found: dict[str, tuple[int, float, float]] = {}
+    for label, shared in (("one Wire, kept alive", True), ("a Wire a call (before)", False)):
+        walls, cpus, opened = [], [], 0
+        for _ in range(runs * 3):
+            wire = Wire(base, {})
+            start, cpu0 = time.perf_counter(), time.process_time()
+            for _ in range(3):
+                wire = wire if shared else Wire(base, {})
+                with wire.stream("chat/completions", body) as lines:
+                    for _ in lines:
+                        pass
+                opened += wire.opened if not shared else 0
+                if not shared:
+                    wire.close()
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu0)
+            opened += wire.opened if shared else 0
+            wire.close()
+        found[label] = (opened // (runs * 3), statistics.median(walls), statistics.median(cpus))
+    return found
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import select
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -66,6 +67,12 @@ class FakeLLM:
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def setup(self) -> None:
+                # each write sent at once, as uvicorn, nginx and Go's server send: Nagle's
+                # delay would hold a stream's last chunk back until the client's delayed ACK
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                super().setup()
 
             def do_GET(self) -> None:
                 fake.requests.append(

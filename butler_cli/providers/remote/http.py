@@ -45,7 +45,10 @@ TIMEOUT_S = 120.0
 IDLE_MAX = 4
 #: Bytes read after a stream's last event to reach its end (the last chunk's marker).
 DRAIN_MAX = 65536
-DRAIN_S = 1.0
+#: Seconds the next use waits for them: a server that sends its body's end with its last
+#: event (uvicorn, nginx, Go's: TCP_NODELAY) has long sent it; one that holds it back (Nagle's
+#: delay, up to 40 ms on Linux) gets a new connection instead of being waited for.
+DRAIN_S = 0.01
 
 
 class _Response(http.client.HTTPResponse):
@@ -109,7 +112,9 @@ class Wire:
         self._headers = {"User-Agent": f"butler-cli/{__version__}", **headers}
         self._route = _route(self._base)
         self._context = _tls() if self._route.scheme == "https" else None
-        self._idle: list[http.client.HTTPConnection] = []
+        #: Idle connections, each with the answer whose last bytes (after its last event) are
+        #: still to be read before it is used again, or None.
+        self._idle: list[tuple[http.client.HTTPConnection, http.client.HTTPResponse | None]] = []
         self._lock = threading.Lock()
         #: Connections opened so far (a figure for the bench and the tests' reading).
         self.opened = 0
@@ -120,12 +125,12 @@ class Wire:
         raises, its body read whole); the connection is kept when the answer was read to its
         end, else closed."""
         conn, response = self._open(path, body)
-        whole = False
+        through = False
         try:
             yield _lines(response)
-            whole = _drained(conn, response)
+            through = True  # read to its last event; what follows is read on the next use
         finally:
-            self._done(conn, response, whole)
+            self._done(conn, response, through)
 
     def post(self, path: str, body: dict[str, Any]) -> str:
         """POST ``body`` as JSON and read the whole answer's text (a success: an error status
@@ -157,7 +162,7 @@ class Wire:
         """Close the idle connections."""
         with self._lock:
             idle, self._idle = self._idle, []
-        for conn in idle:
+        for conn, _ in idle:
             conn.close()
 
     def _open(
@@ -195,13 +200,17 @@ class Wire:
         return conn, response
 
     def _take(self) -> tuple[http.client.HTTPConnection, bool]:
-        """An idle connection the server has not closed (True: reused), else a new one."""
+        """An idle connection the server has not closed (True: reused), else a new one. The
+        previous answer's last bytes are read first: a stream is left at its last event, and
+        the end of its body (the last chunk's marker) is read here, by when it has come —
+        waiting for it when the stream ended would wait on the server's Nagle delay."""
         while True:
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
+                conn, rest = self._idle.pop() if self._idle else (None, None)
             if conn is None:
                 return self._connect(), False
-            if conn.sock is not None and not _hung_up(conn.sock):
+            ready = rest is None or _drained(conn, rest)
+            if ready and conn.sock is not None and not _hung_up(conn.sock):
                 return conn, True
             conn.close()
 
@@ -225,12 +234,14 @@ class Wire:
     def _done(
         self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse, whole: bool
     ) -> None:
-        """Keep ``conn`` for the next request when its answer was read to the end and the
-        server keeps it open; else close it."""
-        if whole and response.isclosed() and not response.will_close and conn.sock is not None:
+        """Keep ``conn`` for the next request when its answer was read through (a stream to its
+        last event: the rest is read on the next use) and the server keeps it open; else close
+        it."""
+        if whole and not response.will_close and conn.sock is not None:
+            rest = None if response.isclosed() else response
             with self._lock:
                 if len(self._idle) < IDLE_MAX:
-                    self._idle.append(conn)
+                    self._idle.append((conn, rest))
                     return
         response.close()
         conn.close()
@@ -267,10 +278,11 @@ def _read(response: http.client.HTTPResponse) -> str:
 
 
 def _drained(conn: http.client.HTTPConnection, response: http.client.HTTPResponse) -> bool:
-    """True when a stream read up to its last event is also at its end: the few bytes after
-    ``[DONE]`` (the last chunk's marker, sent with it) are read — at most DRAIN_MAX bytes,
-    waited for DRAIN_S at most — so the connection can be kept. A server still sending
-    after that, or silent, is not waited for: False, and the connection is closed."""
+    """True when a stream read up to its last event reaches its end: the few bytes after
+    ``[DONE]`` (the last chunk's marker) are read — at most DRAIN_MAX bytes, waited for
+    DRAIN_S at most — so the connection can be used again. A server still sending after
+    that, or not yet: False, and the connection is closed (a timeout mid-read leaves it
+    unusable anyway)."""
     if response.isclosed():
         return True
     if conn.sock is not None:
