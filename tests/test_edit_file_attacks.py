@@ -19,8 +19,20 @@ from conftest import ALLOW_ALL, butler_exe, call, tool_results
 LIMIT = 1536 * 1024 * 1024
 
 
-def _capped() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+def capped_butler(
+    home: Path, cwd: Path, kind: int, limit: int, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """The installed `butler` (exec'd, not forked: the limit is its own) with ``kind`` of
+    resource limited to ``limit``."""
+    return subprocess.run(
+        [butler_exe(), *args],
+        cwd=cwd,
+        env={**os.environ, "BUTLER_HOME": str(home), "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(kind, (limit, limit)),
+    )
 
 
 def test_an_edit_that_would_make_a_huge_file_is_refused_before_it_is_made(
@@ -37,14 +49,8 @@ def test_an_edit_that_would_make_a_huge_file_is_refused_before_it_is_made(
                              new_string="y" * 200_000, replace_all=True)]},
         {"text": "k"},
     )  # fmt: skip
-    ran = subprocess.run(
-        [butler_exe(), "run", "--model", model, "grow it", "--json"],
-        cwd=workdir,
-        env={**os.environ, "BUTLER_HOME": str(butler_home), "NO_COLOR": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=_capped,
+    ran = capped_butler(
+        butler_home, workdir, resource.RLIMIT_AS, LIMIT, "run", "--model", model, "grow", "--json"
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "Traceback" not in ran.stderr and "MemoryError" not in ran.stdout + ran.stderr
@@ -143,15 +149,9 @@ def test_an_edit_that_cannot_be_written_whole_leaves_the_file_as_it_was(
     )  # fmt: skip
     limit = len(original) + 100_000
 
-    def capped() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    ran = subprocess.run(
-        [butler_exe(), "run", "--model", model, "grow it", "--json",
-         "--policy", "./pol.py:classify", "--yes-safe"],
-        cwd=workdir,
-        env={**os.environ, "BUTLER_HOME": str(butler_home), "NO_COLOR": "1"},
-        capture_output=True, text=True, timeout=120, preexec_fn=capped,
+    ran = capped_butler(
+        butler_home, workdir, resource.RLIMIT_FSIZE, limit,
+        "run", "--model", model, "grow it", "--json", "--policy", "./pol.py:classify", "--yes-safe",
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr[-2000:]
     results = tool_results(ran.stdout)
