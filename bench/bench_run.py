@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import BIN  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
-from fake_llm import FakeLLM, Reply, openai_stream  # noqa: E402
+from fake_llm import FakeLLM, Reply, openai_stream, self_signed  # noqa: E402
 
 from butler_cli.providers.remote.http import Wire  # noqa: E402
 
@@ -257,14 +257,7 @@ def tls_rows(py: str, butler: str, befores: list[str], runs: int) -> None:
     """``--tls``: a three-call `butler run` to a loopback HTTPS server per command (this
     checkout's, and each ``before``'s), the connections each opened counted by its server."""
     with tempfile.TemporaryDirectory() as tmp:
-        cert, key = Path(tmp) / "cert.pem", Path(tmp) / "key.pem"
-        subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
-            + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-            + ["-addext", "subjectAltName=IP:127.0.0.1"],
-            check=True,
-            capture_output=True,
-        )
+        cert, key = self_signed(Path(tmp))
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)
         servers: dict[str, FakeLLM] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,20 @@ class Reply:
     #: After this answer, close the kept-alive connection (no ``Connection: close`` said):
     #: "idle" at once, "unread" when the next request arrives, without reading it.
     hang_up: str = ""
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key in ``folder`` (openssl, as a
+    person makes one)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
+        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
 
 
 def replay(name: str) -> Reply:

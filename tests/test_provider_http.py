@@ -10,13 +10,12 @@ import contextlib
 import json
 import socket
 import ssl
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 from conftest import json_lines
-from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream
+from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream, self_signed
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890"
 MODELS = {
@@ -160,16 +159,7 @@ def test_the_proxy_the_environment_names_carries_the_request(kind, fake, butler)
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and its key (openssl, as a person makes one)."""
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
-        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-        + ["-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
+    return self_signed(tmp_path_factory.mktemp("tls"))
 
 
 def tls_server(certificate: tuple[Path, Path]) -> FakeLLM:
