@@ -6,12 +6,16 @@ HTTP/1.1 servers on 127.0.0.1 counting the connections they accept, the installe
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from conftest import json_lines
 from fake_llm import FakeLLM, Reply, anthropic_stream, openai_stream
 from test_provider_http import KEY, MODELS, certificate, tls_server
+
+from butler_cli.providers.remote.http import Wire
 
 __all__ = ["certificate"]  # the fixture, shared with test_provider_http
 
@@ -113,3 +117,36 @@ def test_a_proxy_carries_both_calls_on_one_connection(fake, butler, workdir) -> 
         assert [q["path"] for q in proxy.requests] == [fake.url + "/v1/chat/completions"] * 2
     finally:
         proxy.close()
+
+
+def test_two_threads_on_one_wire_never_share_a_connection_mid_request() -> None:
+    """`butler serve` runs decisions (and their model calls) on threads of their own, with
+    one provider: two calls at once each get a connection of their own, and both are kept
+    for the next calls."""
+    fake = FakeLLM()
+    try:
+        fake.replies = [Reply(events=openai_stream("first", []), hold_after=2)]
+        fake.replies += [Reply(events=openai_stream(f"answer {i}")) for i in range(3)]
+        wire = Wire(fake.url + "/v1", {})
+        got: list[str] = []
+
+        def call() -> None:
+            with wire.stream("chat/completions", {"messages": []}) as lines:
+                got.append("".join(lines))
+
+        held = threading.Thread(target=call)
+        held.start()
+        while len(fake.requests) < 1:  # the first call is mid-answer, holding its connection
+            time.sleep(0.01)
+        call()  # the second, meanwhile
+        fake.release.set()
+        held.join(30)
+        assert fake.connections == 2 and len(got) == 2
+        # each text comes in two halves: "answ" "er 0", "fi" "rst"
+        assert '"er 0"' in got[0] and '"rst"' in got[1]
+        call()
+        call()
+        assert fake.connections == 2 and '"er 1"' in got[2] and '"er 2"' in got[3]
+        wire.close()
+    finally:
+        fake.close()
