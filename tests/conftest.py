@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -295,9 +296,41 @@ def spawn_butler(
 def prompt_speed(child: Any) -> Any:
     """A pexpect child that sends at once: pexpect sleeps 50 ms before every send (for programs
     that turn echo off after printing a prompt); each test waits for its prompt before it types,
-    and the suite sends a few hundred times."""
+    and the suite sends a few hundred times.
+
+    Except Ctrl-D, which waits until the terminal has stayed raw (a prompt reading keys) for a
+    moment: a test that matched ``you ›`` may have matched the accepted line redrawn before the
+    command ran, and a Ctrl-D that reaches the terminal while it is back in cooked mode is eaten
+    by the line discipline (an end of file for a read nobody makes), so the chat never sees it
+    and the test hangs — 2 runs in 5 of test_screen's wrap test did, at any load."""
     child.delaybeforesend = None
+    plain = child.sendcontrol
+
+    def sendcontrol(char: str) -> int:
+        if char.lower() == "d":
+            raw_for_a_moment(child.child_fd)
+        return int(plain(char))
+
+    child.sendcontrol = sendcontrol
     return child
+
+
+def raw_for_a_moment(fd: int, settle: float = 0.15, limit: float = 10.0) -> None:
+    """Wait until the terminal ``fd`` has been out of canonical mode for ``settle`` seconds
+    (its program reads keys one by one), at most ``limit`` seconds."""
+    import termios
+
+    start = stable = time.monotonic()
+    while (now := time.monotonic()) - start < limit:
+        try:
+            cooked = bool(termios.tcgetattr(fd)[3] & termios.ICANON)
+        except termios.error:
+            return  # the child is gone: nothing reads it any more
+        if cooked:
+            stable = now
+        elif now - stable >= settle:
+            return
+        time.sleep(0.005)
 
 
 def imported_before_prompt(child: Any) -> set[str]:
