@@ -6,6 +6,7 @@ HTTP/1.1 servers on 127.0.0.1 counting the connections they accept, the installe
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
 from pathlib import Path
@@ -106,15 +107,19 @@ def test_a_server_that_says_connection_close_gets_a_new_connection(fake, butler,
 
 def test_a_proxy_carries_both_calls_on_one_connection(fake, butler, workdir) -> None:
     """Plain http through HTTP_PROXY: each request in absolute form to the proxy, on one
-    kept-alive connection to it."""
+    kept-alive connection to it, with the proxy URL's user and password as Basic
+    Proxy-Authorization (as urllib's ProxyHandler sent them)."""
     proxy = FakeLLM()
     try:
         proxy.replies = two_calls("openai")
-        r = run(butler, "openai", fake.url, workdir, HTTP_PROXY=proxy.url, http_proxy=proxy.url,
+        named = proxy.url.replace("http://", "http://me:s%40cret@")
+        r = run(butler, "openai", fake.url, workdir, HTTP_PROXY=named, http_proxy=named,
                 NO_PROXY="", no_proxy="")  # fmt: skip
         assert r.returncode == 0 and "the notes say hello" in r.stdout, r.stderr
         assert fake.requests == [] and proxy.connections == 1
         assert [q["path"] for q in proxy.requests] == [fake.url + "/v1/chat/completions"] * 2
+        auth = "Basic " + base64.b64encode(b"me:s@cret").decode()
+        assert [q["headers"].get("proxy-authorization") for q in proxy.requests] == [auth] * 2
     finally:
         proxy.close()
 
