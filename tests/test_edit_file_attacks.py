@@ -182,3 +182,29 @@ def test_an_edit_of_a_long_file_is_shown_as_its_diff_without_waiting(
     assert "-row 3, value 3" in out and "+row 3, value three" in out
     assert "-row 99998, value 3" in out and "+row 99998, value three" in out
     assert "@@ -1,100000 +1,100000 @@" in out and " row 6, value 6" in out  # gaps of 6: one hunk
+
+
+def test_a_parked_change_to_a_huge_file_is_shown_without_reading_it_whole(
+    butler_home: Path, workdir: Path, script
+) -> None:
+    """A write (or an edit, a delete) parked on a 4 GB file — sparse here, a disk image or a
+    log in life: drawing its change read the whole file into memory to diff it (a MemoryError
+    traceback from `show` under a 1.5 GB limit; without one, the machine's memory). A file
+    past the edit cap is named with its size and not compared."""
+    big = workdir / "disk.img"
+    with big.open("wb") as fh:
+        fh.truncate(4 << 30)
+    model = script(
+        {"tool_calls": [call("write_file", "w1", path="disk.img", content="small\n")]},
+        {"text": "k"},
+    )
+    ran = capped_butler(
+        butler_home, workdir, resource.RLIMIT_AS, LIMIT, "run", "--model", model, "w", "--json"
+    )
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
+    shown = capped_butler(butler_home, workdir, resource.RLIMIT_AS, LIMIT, "show", pid)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "Traceback" not in shown.stderr
+    assert "too large to compare" in shown.stdout, shown.stdout
+    assert big.stat().st_size == 4 << 30

@@ -91,8 +91,11 @@ def _bytes(path: Path) -> bytes:
     `show`, `resume` and the inbox page for ever; it is an OSError like any unreadable file."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
+        if info.st_size > edit.EDIT_CAP:  # a disk image, a log: never read whole to be diffed
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes, too large to compare")
         os.set_blocking(fd, True)
         with os.fdopen(os.dup(fd), "rb") as fh:
             return fh.read()
@@ -131,6 +134,9 @@ def _write(path: Path, content: str) -> Preview:
         width = len(str(max(len(new), 1)))
         lines += [f"{n:>{width}} | {line}" for n, line in enumerate(new, 1)]
         return Preview(lines + _no_newline(content), whole)
+    size = path.stat().st_size if path.is_file() else 0
+    if size > edit.EDIT_CAP:  # the content is shown as the call's argument instead
+        return Preview([f"overwrites {shown}, which is {size} bytes now: too large to compare"])
     old = _read(path) if path.is_file() else None
     if old is None:
         return Preview(
