@@ -12,7 +12,6 @@ nothing — a long change is paged there.
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import stat
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from butler_cli.app.parks.edit_diff import edit_diff
+from butler_cli.app.parks.edit_diff import edit_diff, whole_diff
 from butler_cli.tools import edit
 from butler_cli.tools.paths import resolve
 
@@ -148,7 +147,7 @@ def _write(path: Path, content: str) -> Preview:
     if _split(old) == new:  # the same lines: only the end differs
         end = "with" if content.endswith("\n") else "without"
         return Preview([head, f"only the end changes: the file will end {end} a newline"], whole)
-    diff = difflib.unified_diff(_split(old), new, f"{shown} (now)", f"{shown} (after)", lineterm="")
+    diff = whole_diff(_split(old), new, shown)
     return Preview([head, *diff, *_no_newline(content)], whole)
 
 
