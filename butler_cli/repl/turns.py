@@ -206,9 +206,16 @@ class Chat:
     def run_custom(self, command: custom.Custom, arguments: str, typed: str) -> None:
         """`/NAME args`: the command's text, ``$ARGUMENTS`` filled, sent as this turn's prompt
         (the turn's task is the line as typed); what the model then does is judged as ever."""
-        whose = "your command" if command.source == "yours" else "the project's command"
-        self.console.out(visible(f"{typed.split()[0]}: {whose} {command.path}"), highlight=False)
-        self.send(typed, command.prompt(arguments))
+        prompt = command.prompt(arguments)
+        if command.source == "yours":
+            self.console.out(
+                visible(f"{typed.split()[0]}: your command {command.path}"), highlight=False
+            )
+        else:  # a cloned repository's words: shown whole before they go to the model
+            said = f"{typed.split()[0]}: the project's command {command.path} sends:"
+            self.console.out(visible(said), highlight=False)
+            self.console.out(visible(prompt, lines=True), highlight=False, style="dim")
+        self.send(typed, prompt)
 
     def shell(self, command: str) -> None:
         """`!command`: the person's own command, as a ``run_command`` under the gate (asked
