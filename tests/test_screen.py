@@ -159,8 +159,10 @@ def test_every_line_wraps_between_words_at_40_and_80_columns(
             "each request: about",
         ):
             assert words in prose, (columns, words)
-        if columns == 80:
-            assert long_name in prose  # a word longer than 40 columns is folded there
+        # a word longer than 40 columns is folded there, not at 80 — unless the title's whole
+        # path (one word, its length the temp folder's) is itself too long for 80
+        if columns == 80 and len(f"write_file: {workdir / long_name}") < columns - 4:
+            assert long_name in prose
     child = spawn_butler(["pending"], butler_home, workdir, dimensions=(40, 40))
     child.expect(pexpect.EOF)
     child.close()
