@@ -11,6 +11,7 @@ import resource
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from conftest import ALLOW_ALL, butler_exe, call, tool_results
 
@@ -33,6 +34,17 @@ def capped_butler(
         timeout=120,
         preexec_fn=lambda: resource.setrlimit(kind, (limit, limit)),
     )
+
+
+def parked_and_shown(butler: Any, model: str, task: str) -> str:
+    """``task`` parked by ``model``, then `butler show` of its park (within a minute: the
+    diff of a long file must not take longer)."""
+    ran = butler("run", "--model", model, task, "--json")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
+    shown = butler("show", pid, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return str(shown.stdout)
 
 
 def test_an_edit_that_would_make_a_huge_file_is_refused_before_it_is_made(
@@ -172,12 +184,7 @@ def test_an_edit_of_a_long_file_is_shown_as_its_diff_without_waiting(
                              new_string="value three\n", replace_all=True)]},
         {"text": "k"},
     )  # fmt: skip
-    ran = butler("run", "--model", model, "rename", "--json")
-    assert ran.returncode == 3, ran.stdout + ran.stderr
-    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
-    shown = butler("show", pid, timeout=60)
-    assert shown.returncode == 0, shown.stderr
-    out = shown.stdout
+    out = parked_and_shown(butler, model, "rename")
     assert "14286 places" in out, out[:2000]
     assert "-row 3, value 3" in out and "+row 3, value three" in out
     assert "-row 99998, value 3" in out and "+row 99998, value three" in out
@@ -225,12 +232,7 @@ def test_a_write_over_a_long_file_is_shown_as_its_diff_without_waiting(
                              content="\n".join(changed) + "\n")]},
         {"text": "k"},
     )  # fmt: skip
-    ran = butler("run", "--model", model, "rewrite", "--json")
-    assert ran.returncode == 3, ran.stdout + ran.stderr
-    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
-    shown = butler("show", pid, timeout=60)
-    assert shown.returncode == 0, shown.stderr
-    out = shown.stdout
+    out = parked_and_shown(butler, model, "rewrite")
     assert "-row 3, value 3" in out and "+row 3, value three" in out
     assert "-row 49997, value 3" in out and "+row 49997, value three" in out
     assert "@@ -1,50000 +1,50000 @@" in out and " row 49999, value 5" in out
