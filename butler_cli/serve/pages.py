@@ -100,9 +100,7 @@ def rest_part(call: PendingCall) -> str:
     """The arguments the title and the change do not already show, as ``key: value`` lines
     (the terminal's box shows the same); every one whole, neutralised and escaped."""
     rows = []
-    for key, value in call.arguments.items():
-        if key in call.shown:
-            continue
+    for key, value in call.unshown.items():
         text = value if isinstance(value, str) else compact_json(value)
         rows.append(f"{v(key)}: {lines(text)}")
     return f"<pre class='rest'>{chr(10).join(rows)}</pre>" if rows else ""

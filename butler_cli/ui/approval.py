@@ -90,9 +90,8 @@ def panel(view: PendingApproval, *, whole: bool = False, call_id: str | None = N
     if whole:
         body.append(f"\narguments, exactly as given:\n{pretty_json(asked.arguments)}")
     else:
-        for key, value in asked.arguments.items():
-            if key not in asked.shown:
-                body.append("".join(f"\n{line}" for line in _argument_lines(key, value)))
+        for key, value in asked.unshown.items():
+            body.append("".join(f"\n{line}" for line in _argument_lines(key, value)))
     for line in asked.preview:
         body.append(f"\n{visible(line)}", style=diff_style(line))
     count = len(view.calls)

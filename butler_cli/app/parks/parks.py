@@ -54,6 +54,12 @@ class PendingCall:
     #: every other one, and all of them raw on ``d``.
     shown: frozenset[str] = frozenset()
 
+    @property
+    def unshown(self) -> dict[str, Any]:
+        """The arguments the title and the preview do not show: what the box and the inbox
+        card list as ``key: value`` lines."""
+        return {k: v for k, v in self.arguments.items() if k not in self.shown}
+
 
 #: What stands in for a decided park's change (its arguments say what was decided).
 DECIDED_CHANGE = (
