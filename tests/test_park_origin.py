@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import call
-from serve_support import eventually, served_fixture  # noqa: F401 (a fixture)
+from serve_support import eventually, served_fixture, start_serve  # noqa: F401 (a fixture)
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
 READABLE = re.compile(r"\b\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC\b")
@@ -75,3 +75,29 @@ def test_the_inbox_counts_says_where_from_logs_the_decision_and_show_does_not_re
     # today's file already holds the new line: a diff against it would show nothing changing
     assert "+new line" not in shown.stdout and "-old line" not in shown.stdout
     assert '"content": "new line\\n"' in shown.stdout  # what was decided, whole
+
+
+def test_the_decision_line_in_serves_log_is_masked_and_neutralised(
+    butler: Any, script: Any, butler_home: Path, workdir: Path
+) -> None:
+    """The log line of a kept approval names the file the model chose: an escape in its name
+    is shown as a stand-in and a known secret as ****, as every line serve prints."""
+    secret = "sk-test-log0123456789abcdefgh"
+    name = f"notes\x1b[2J{secret}.txt"
+    turns = [
+        {"tool_calls": [call("write_file", "c1", path=name, content="x\n")]},
+        {"text": "written"},
+    ]
+    ran = butler("run", "--model", script(*turns), "write it", "--json")
+    assert ran.returncode == 3, ran.stderr
+    pid = json.loads(ran.stdout.splitlines()[0])["park_id"]
+    s = start_serve(butler_home, workdir, "--no-scheduler", OPENAI_API_KEY=secret)
+    try:
+        status, answer = s.decide(pid, "keep")
+        assert status == 200 and answer["ok"], answer
+        eventually(lambda: (workdir / name).exists())
+    finally:
+        log = s.stop()
+    line = next(x for x in log.splitlines() if x.startswith(f"decision: park {pid}"))
+    assert "kept approval 1" in line and "notes\\u001b[" in line and "****" in line, line
+    assert "\x1b" not in log and secret not in log, log
