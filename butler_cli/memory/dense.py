@@ -9,19 +9,28 @@ deleted with it; each row gets a new ``seq`` (never reused), so a process's cach
 takes in only what is new, and a cached vector whose entry is gone is never matched (its id
 no longer answers). This module loads NumPy and the model: it is imported only at a recall
 that needs it.
+
+A recall's query is embedded and searched on a second thread while the lexical ranking runs
+on the first (``during``: NumPy's products and SQLite let go of the GIL), each product on one
+BLAS thread: the query's are small, and OpenBLAS's own threads, on a machine whose other core
+is busy, made one query's forward pass 25 times slower here (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
-import numpy.typing as npt
+from threadpoolctl import ThreadpoolController
 
 from butler_cli.memory.encoder import DIMENSIONS, MODEL, Encoder
 from butler_cli.memory.hybrid import DEPTH
+from butler_cli.memory.vectors import Positions, Vectors
 
 #: How long one recall may spend embedding memories that have no embedding yet.
 FILL_SECONDS = 1.0
@@ -47,6 +56,22 @@ _KEEP = (
 
 #: The (rowid, id) pairs still in the store and within the recall's filter, in order.
 Admit = Callable[[list[tuple[int, str]]], list[int]]
+_Work = TypeVar("_Work")
+
+
+@dataclass
+class _Search:
+    """One query's search on the second thread: what it found, or why it could not."""
+
+    query: str
+    found: Positions | None = None
+    failed: BaseException | None = None
+
+    def result(self) -> Positions:
+        if self.failed is not None:
+            raise self.failed
+        assert self.found is not None
+        return self.found
 
 
 class DenseIndex:
@@ -54,9 +79,9 @@ class DenseIndex:
 
     def __init__(self) -> None:
         self._encoder: Encoder | None = None
-        self._rowids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._ids: list[str] = []
-        self._matrix: npt.NDArray[np.float32] = np.zeros((0, DIMENSIONS), dtype=np.float32)
+        self._blas: ThreadpoolController | None = None
+        self._vectors = Vectors()
+        self._searched: _Search | None = None
         self._seq = 0  # the newest embeddings row the cache holds
         self._complete = 0  # every entry up to this rowid is known to have an embedding
 
@@ -105,20 +130,44 @@ class DenseIndex:
             if time.monotonic() >= deadline:
                 return made
 
+    def during(self, db: sqlite3.Connection, query: str, work: Callable[[], _Work]) -> _Work:
+        """``work()``, while the query is embedded and searched on a second thread; ``rank``
+        of the same query then takes what it found. The thread is joined before this
+        returns, whatever ``work`` does; what it raised is raised by ``rank``."""
+        self._load(db)
+        search = _Search(query)
+        thread = threading.Thread(target=self._search, args=(search,), daemon=True)
+        thread.start()
+        try:
+            return work()
+        finally:
+            thread.join()
+            self._searched = search
+
     def rank(self, db: sqlite3.Connection, query: str, admit: Admit) -> list[int]:
         """The rowids of the DEPTH memories nearest the query (cosine at least FLOOR), of
         those ``admit`` lets through."""
-        self._load(db)
-        if not len(self._rowids):
-            return []
-        scores = self._matrix @ self.encoder.encode([query])[0]
-        wide = min(_WIDE, len(scores))
-        top = np.argpartition(-scores, wide - 1)[:wide]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        top = top[scores[top] >= FLOOR]
+        search, self._searched = self._searched, None
+        if search is None or search.query != query:
+            self._load(db)
+            search = _Search(query)
+            self._search(search)
+        top = search.result()
         if not len(top):
             return []
-        return admit([(int(self._rowids[i]), self._ids[i]) for i in top])[:DEPTH]
+        return admit(self._vectors.pairs(top))[:DEPTH]
+
+    def _search(self, search: _Search) -> None:
+        """Embed the query and find its nearest, on one BLAS thread; an error is kept for
+        the recall's thread (a broken install: the recall goes on by words)."""
+        try:
+            if self._blas is None:
+                self._blas = ThreadpoolController()
+            with self._blas.limit(limits=1, user_api="blas"):
+                query = self.encoder.encode([search.query])[0]
+                search.found = self._vectors.nearest(query, _WIDE, FLOOR)
+        except BaseException as error:  # noqa: BLE001 - handed to the recall's thread
+            search.failed = error
 
     def _load(self, db: sqlite3.Connection) -> None:
         """Append the rows added since the cache was last brought up to date."""
@@ -130,10 +179,7 @@ class DenseIndex:
         if not fresh:
             return
         vectors = np.frombuffer(b"".join(row[3] for row in fresh), dtype=np.float16)
-        rowids = np.array([row[1] for row in fresh], dtype=np.int64)
-        self._rowids = np.concatenate([self._rowids, rowids])
-        self._ids += [row[2] for row in fresh]
-        self._matrix = np.concatenate(
-            [self._matrix, vectors.reshape(-1, DIMENSIONS).astype(np.float32)]
+        self._vectors.add(
+            [row[1] for row in fresh], [row[2] for row in fresh], vectors.reshape(-1, DIMENSIONS)
         )
         self._seq = fresh[-1][0]

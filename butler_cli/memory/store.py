@@ -240,10 +240,17 @@ class MemoryStore:
         if query is None or not query.strip():
             return self.entries(kinds, k, min_importance)
         dense = hybrid.active()
-        lexical = self._lexical(query, kinds, hybrid.DEPTH if dense else k, min_importance)
+        index = self._filled() if dense and query_terms(query) else None
+        depth = hybrid.DEPTH if dense else k
+        if index is None:
+            lexical = self._lexical(query, kinds, depth, min_importance)
+        else:  # the query's embedding and search run on a second thread meanwhile
+            lexical = index.during(
+                self.reader, query, lambda: self._lexical(query, kinds, depth, min_importance)
+            )
         if not dense or lexical is None:
             return [_entry(row) for _, row in (lexical or [])[:k]]
-        nearest = self._nearest(query, kinds, min_importance)
+        nearest = self._nearest(index, query, kinds, min_importance)
         rows = dict(lexical)
         order = hybrid.fuse([rowid for rowid, _ in lexical], nearest)[:k]
         rows.update(self._rows([r for r in order if r not in rows]))
@@ -315,18 +322,28 @@ class MemoryStore:
             self._dense = DenseIndex()
         return self._dense
 
-    def _nearest(
-        self, query: str, kinds: Sequence[str] | None, min_importance: int | None
-    ) -> list[int]:
-        """The rowids nearest the query's embedding, within the filter; the memories without
-        an embedding get one first, for at most a second (``dense.FILL_SECONDS``)."""
+    def _filled(self) -> DenseIndex | None:
+        """The dense index, its memories without an embedding given one first (for at most
+        a second, ``dense.FILL_SECONDS``); None on a fresh home or a broken install."""
         if not self._file.exists:
-            return []  # a fresh home: nothing to embed, and the file is not created for it
+            return None  # a fresh home: nothing to embed, and the file is not created for it
         try:
             index = self._dense_index()
             index.fill(self.db, self.profile)
         except (ImportError, OSError, ValueError):
-            return []  # a broken install of the dense extra: recall goes on by words
+            return None  # a broken install of the dense extra: recall goes on by words
+        return index
+
+    def _nearest(
+        self,
+        index: DenseIndex | None,
+        query: str,
+        kinds: Sequence[str] | None,
+        min_importance: int | None,
+    ) -> list[int]:
+        """The rowids nearest the query's embedding, within the filter."""
+        if index is None:
+            return []
 
         def keep(pairs: list[tuple[int, str]]) -> list[int]:
             marks = ", ".join("?" for _ in pairs)
@@ -339,7 +356,10 @@ class MemoryStore:
             found = set(self.reader.execute(sql, [*(r for r, _ in pairs), *args]))
             return [rowid for rowid, entry_id in pairs if (rowid, entry_id) in found]
 
-        return index.rank(self.reader, query, keep)
+        try:
+            return index.rank(self.reader, query, keep)
+        except (ImportError, OSError, ValueError):
+            return []  # the model failed to load or to run: recall goes on by words
 
     def _rows(self, rowids: list[int]) -> dict[int, Sequence[Any]]:
         marks = ", ".join("?" for _ in rowids)
