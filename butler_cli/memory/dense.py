@@ -19,9 +19,9 @@ is busy, made one query's forward pass 25 times slower here (BENCHMARKS.md).
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -57,6 +57,9 @@ _KEEP = (
 #: The (rowid, id) pairs still in the store and within the recall's filter, in order.
 Admit = Callable[[list[tuple[int, str]]], list[int]]
 _Work = TypeVar("_Work")
+#: The one thread queries are searched on, made at the first (starting a thread for each
+#: recall took up to 4 ms on a busy machine; handing work to a waiting one, 6 µs).
+_searcher: ThreadPoolExecutor | None = None
 
 
 @dataclass
@@ -132,16 +135,18 @@ class DenseIndex:
 
     def during(self, db: sqlite3.Connection, query: str, work: Callable[[], _Work]) -> _Work:
         """``work()``, while the query is embedded and searched on a second thread; ``rank``
-        of the same query then takes what it found. The thread is joined before this
-        returns, whatever ``work`` does; what it raised is raised by ``rank``."""
+        of the same query then takes what it found. The search has ended when this returns,
+        whatever ``work`` did; what the search raised, ``rank`` raises."""
+        global _searcher
         self._load(db)
         search = _Search(query)
-        thread = threading.Thread(target=self._search, args=(search,), daemon=True)
-        thread.start()
+        if _searcher is None:
+            _searcher = ThreadPoolExecutor(1, thread_name_prefix="butler-recall")
+        done = _searcher.submit(self._search, search)
         try:
             return work()
         finally:
-            thread.join()
+            done.result()  # _search raises nothing: it keeps what failed for rank
             self._searched = search
 
     def rank(self, db: sqlite3.Connection, query: str, admit: Admit) -> list[int]:

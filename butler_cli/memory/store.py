@@ -242,15 +242,15 @@ class MemoryStore:
         dense = hybrid.active()
         index = self._filled() if dense and query_terms(query) else None
         depth = hybrid.DEPTH if dense else k
-        if index is None:
-            lexical = self._lexical(query, kinds, depth, min_importance)
-        else:  # the query's embedding and search run on a second thread meanwhile
-            lexical = index.during(
-                self.reader, query, lambda: self._lexical(query, kinds, depth, min_importance)
-            )
+
+        def words() -> list[tuple[int, Sequence[Any]]] | None:
+            return self._lexical(query, kinds, depth, min_importance)
+
+        # with an index, the query's embedding and search run on a second thread meanwhile
+        lexical = words() if index is None else index.during(self.reader, query, words)
         if not dense or lexical is None:
             return [_entry(row) for _, row in (lexical or [])[:k]]
-        nearest = self._nearest(index, query, kinds, min_importance)
+        nearest = self._nearest(index, query, kinds, min_importance) if index else []
         rows = dict(lexical)
         order = hybrid.fuse([rowid for rowid, _ in lexical], nearest)[:k]
         rows.update(self._rows([r for r in order if r not in rows]))
@@ -335,22 +335,16 @@ class MemoryStore:
         return index
 
     def _nearest(
-        self,
-        index: DenseIndex | None,
-        query: str,
-        kinds: Sequence[str] | None,
-        min_importance: int | None,
+        self, index: DenseIndex, query: str, kinds: Sequence[str] | None, low: int | None
     ) -> list[int]:
         """The rowids nearest the query's embedding, within the filter."""
-        if index is None:
-            return []
 
         def keep(pairs: list[tuple[int, str]]) -> list[int]:
             marks = ", ".join("?" for _ in pairs)
             sql, args = self._filtered(
                 "SELECT e.rowid, e.id FROM entries e",
                 kinds,
-                min_importance,
+                low,
                 f"e.rowid IN ({marks})",
             )
             found = set(self.reader.execute(sql, [*(r for r, _ in pairs), *args]))
