@@ -10,10 +10,10 @@ takes in only what is new, and a cached vector whose entry is gone is never matc
 no longer answers). This module loads NumPy and the model: it is imported only at a recall
 that needs it.
 
-A recall's query is embedded and searched on a second thread while the lexical ranking runs
-on the first (``during``: NumPy's products and SQLite let go of the GIL), each product on one
-BLAS thread: the query's are small, and OpenBLAS's own threads, on a machine whose other core
-is busy, made one query's forward pass 25 times slower here (BENCHMARKS.md).
+A recall's query is embedded and searched while its words are ranked on a second thread
+(``during``: NumPy's products and SQLite let go of the GIL), each product on one BLAS thread:
+the query's are small, and OpenBLAS's own threads, on a machine whose other core is busy,
+made one query's forward pass 25 times slower here (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -57,18 +57,19 @@ _KEEP = (
 #: The (rowid, id) pairs still in the store and within the recall's filter, in order.
 Admit = Callable[[list[tuple[int, str]]], list[int]]
 _Work = TypeVar("_Work")
-#: The one thread queries are searched on, made at the first (starting a thread for each
-#: recall took up to 4 ms on a busy machine; handing work to a waiting one, 6 µs).
-_searcher: ThreadPoolExecutor | None = None
+#: The one thread a recall's words are ranked on while its query is embedded, made at the
+#: first (starting a thread for each recall took up to 4 ms on a busy machine; handing work
+#: to a waiting one, 6 µs).
+_worker: ThreadPoolExecutor | None = None
 
 
 @dataclass
 class _Search:
-    """One query's search on the second thread: what it found, or why it could not."""
+    """One query's search: what it found, or why it could not."""
 
     query: str
     found: Positions | None = None
-    failed: BaseException | None = None
+    failed: Exception | None = None
 
     def result(self) -> Positions:
         if self.failed is not None:
@@ -134,20 +135,20 @@ class DenseIndex:
                 return made
 
     def during(self, db: sqlite3.Connection, query: str, work: Callable[[], _Work]) -> _Work:
-        """``work()``, while the query is embedded and searched on a second thread; ``rank``
-        of the same query then takes what it found. The search has ended when this returns,
-        whatever ``work`` did; what the search raised, ``rank`` raises."""
-        global _searcher
+        """``work()`` on a second thread while the query is embedded and searched on this
+        one (the longer of the two, started at once); ``rank`` of the same query then takes
+        what the search found. ``work`` has ended when this returns, whatever the search
+        did; what ``work`` raised is raised here, what the search raised by ``rank``."""
+        global _worker
         self._load(db)
-        search = _Search(query)
-        if _searcher is None:
-            _searcher = ThreadPoolExecutor(1, thread_name_prefix="butler-recall")
-        done = _searcher.submit(self._search, search)
+        if _worker is None:
+            _worker = ThreadPoolExecutor(1, thread_name_prefix="butler-recall")
+        done = _worker.submit(work)
         try:
-            return work()
+            self._searched = self._search(query)
         finally:
-            done.result()  # _search raises nothing: it keeps what failed for rank
-            self._searched = search
+            wait([done])
+        return done.result()
 
     def rank(self, db: sqlite3.Connection, query: str, admit: Admit) -> list[int]:
         """The rowids of the DEPTH memories nearest the query (cosine at least FLOOR), of
@@ -155,24 +156,25 @@ class DenseIndex:
         search, self._searched = self._searched, None
         if search is None or search.query != query:
             self._load(db)
-            search = _Search(query)
-            self._search(search)
+            search = self._search(query)
         top = search.result()
         if not len(top):
             return []
         return admit(self._vectors.pairs(top))[:DEPTH]
 
-    def _search(self, search: _Search) -> None:
+    def _search(self, query: str) -> _Search:
         """Embed the query and find its nearest, on one BLAS thread; an error is kept for
-        the recall's thread (a broken install: the recall goes on by words)."""
+        ``rank`` to raise (a broken install: the recall goes on by words)."""
+        search = _Search(query)
         try:
             if self._blas is None:
                 self._blas = ThreadpoolController()
             with self._blas.limit(limits=1, user_api="blas"):
-                query = self.encoder.encode([search.query])[0]
-                search.found = self._vectors.nearest(query, _WIDE, FLOOR)
-        except BaseException as error:  # noqa: BLE001 - handed to the recall's thread
+                vector = self.encoder.encode([query])[0]
+                search.found = self._vectors.nearest(vector, _WIDE, FLOOR)
+        except Exception as error:  # noqa: BLE001 - raised by rank, once the words are ranked
             search.failed = error
+        return search
 
     def _load(self, db: sqlite3.Connection) -> None:
         """Append the rows added since the cache was last brought up to date."""

@@ -246,7 +246,7 @@ class MemoryStore:
         def words() -> list[tuple[int, Sequence[Any]]] | None:
             return self._lexical(query, kinds, depth, min_importance)
 
-        # with an index, the query's embedding and search run on a second thread meanwhile
+        # with an index, the words are ranked on a second thread while the query is embedded
         lexical = words() if index is None else index.during(self.reader, query, words)
         if not dense or lexical is None:
             return [_entry(row) for _, row in (lexical or [])[:k]]
