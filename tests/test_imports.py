@@ -199,6 +199,8 @@ LAZY = {
     "`doctor` or `memory embed` asks",
     "butler_cli.memory.dense": "hybrid recall's embeddings (NumPy, the model): only a recall "
     "with a query, or `memory embed`, where the dense extra is installed",
+    "butler_cli.memory.encoder": "the model, loaded by `doctor` to see that it can be read "
+    "(a recall loads it through memory.dense)",
     "butler_cli.store.stored_keys": "keys kept with `butler keys set`: not for the chat's first line",
     # the command line's edges (cli/commands.py's table loads each command's module itself)
     "butler_cli.cli.main": "the typer app: plain `butler`, `chat` and `demo` start the chat "

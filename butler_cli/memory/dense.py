@@ -22,6 +22,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -41,13 +42,20 @@ FLOOR = 0.25
 #: Dense candidates looked at before the filter (profile, kinds, importance) keeps DEPTH.
 _WIDE = DEPTH * 4
 
+#: A stored vector this cache can read: float16 bytes of the model's size. Any other (a bad
+#: write, another tool, a hand edit) is damaged: skipped, and made again from its memory.
+_WHOLE = f"typeof(v.vector) = 'blob' AND length(v.vector) = {DIMENSIONS * 2}"
 #: Newest first by rowid, above what this process already knows to be embedded (the rowid
-#: range, not the profile index: `+` keeps SQLite walking rowids down, stopping at LIMIT).
+#: range, not the profile index: `+` keeps SQLite walking rowids down, stopping at LIMIT);
+#: a memory whose vector is damaged has none.
 _MISSING = (
     "SELECT e.rowid, e.id, e.text FROM entries e "
     "LEFT JOIN embeddings v ON v.entry = e.rowid AND v.id = e.id "
-    "WHERE v.entry IS NULL AND e.rowid > ? AND +e.profile = ? ORDER BY e.rowid DESC LIMIT ?"
+    f"WHERE (v.entry IS NULL OR NOT ({_WHOLE})) AND e.rowid > ? AND +e.profile = ? "
+    "ORDER BY e.rowid DESC LIMIT ?"
 )
+#: How far from unit length a stored vector may be (float16 keeps it within 0.001).
+_UNIT = 0.01
 #: Kept only if the entry still holds the id and text that were embedded (a forget between).
 _KEEP = (
     "INSERT OR REPLACE INTO embeddings (entry, id, model, vector) SELECT ?, ?, ?, ? "
@@ -87,6 +95,7 @@ class DenseIndex:
         self._vectors = Vectors()
         self._searched: _Search | None = None
         self._seq = 0  # the newest embeddings row the cache holds
+        self._damaged: list[tuple[int]] = []  # seqs of vectors of no length, to make again
         self._complete = 0  # every entry up to this rowid is known to have an embedding
 
     @property
@@ -101,8 +110,15 @@ class DenseIndex:
 
     def fill(self, db: sqlite3.Connection, profile: str, seconds: float = FILL_SECONDS) -> int:
         """Embed this profile's memories that have none, newest first, for about ``seconds``
-        (at least one batch; all of them with ``seconds=inf``). A busy or read-only database
+        (at least one batch; all of them with ``seconds=inf``), and those whose stored vector
+        is damaged (of another size or type, or of no length). A busy or read-only database
         ends the filling quietly: the recall goes on with the embeddings there are."""
+        self._load(db)
+        if self._damaged:  # read whole but of no length (zeros, NaN): made again below
+            self._complete = 0
+            with suppress(sqlite3.OperationalError):
+                db.executemany("DELETE FROM embeddings WHERE seq = ?", self._damaged)
+            self._damaged = []
         high = db.execute("SELECT coalesce(max(rowid), 0) FROM entries").fetchone()[0]
         if high <= self._complete:
             return 0
@@ -178,15 +194,25 @@ class DenseIndex:
 
     def _load(self, db: sqlite3.Connection) -> None:
         """Append the rows added since the cache was last brought up to date."""
-        fresh = db.execute(
-            "SELECT seq, entry, id, vector FROM embeddings WHERE seq > ? AND model = ? "
-            "ORDER BY seq",
+        rows = db.execute(
+            f"SELECT seq, entry, id, CASE WHEN {_WHOLE} THEN vector END FROM embeddings v "
+            "WHERE seq > ? AND model = ? ORDER BY seq",
             (self._seq, MODEL),
         ).fetchall()
+        if not rows:
+            return
+        self._seq = rows[-1][0]
+        fresh = [row for row in rows if row[3] is not None]  # a damaged one: made again
         if not fresh:
             return
         vectors = np.frombuffer(b"".join(row[3] for row in fresh), dtype=np.float16)
+        vectors = vectors.reshape(-1, DIMENSIONS)
+        with np.errstate(all="ignore"):
+            norms = np.linalg.norm(vectors.astype(np.float32), axis=1)
+        unit = np.abs(norms - 1.0) <= _UNIT  # NaN fails too
+        self._damaged += [(row[0],) for row, ok in zip(fresh, unit, strict=True) if not ok]
         self._vectors.add(
-            [row[1] for row in fresh], [row[2] for row in fresh], vectors.reshape(-1, DIMENSIONS)
+            [row[1] for row, ok in zip(fresh, unit, strict=True) if ok],
+            [row[2] for row, ok in zip(fresh, unit, strict=True) if ok],
+            vectors[unit],
         )
-        self._seq = fresh[-1][0]

