@@ -39,6 +39,9 @@ def _docs() -> tuple[list[str], list[str]]:
 
 
 def test_the_prefilter_finds_what_scoring_every_memory_finds(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """~800 real memories, a quarter of them rescored (≥ 20 for each of the 10 best asked
+    for); at scale — 4,000 rescored for the 50 best — bench/bench_prefilter.py measures it
+    (BENCHMARKS.md). Bits that do not follow the vectors, or positions mixed up, fail it."""
     sentences, queries = _docs()
     assert len(sentences) > 500 and len(queries) > 50
     encoder = Encoder()

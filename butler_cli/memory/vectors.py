@@ -26,7 +26,7 @@ Positions = npt.NDArray[np.intp]
 #: Memories scored all in float32; above this many, a sign-bit prefilter comes first.
 EXACT_UP_TO = 20_000
 #: Memories the prefilter hands on to be scored exactly (at least).
-RESCORED = 2_000
+RESCORED = 4_000
 _WORDS = DIMENSIONS // 64  # the sign bits of one memory, in 64-bit words
 _CHUNK = 8_192  # rows turned into bits at once: bounds the temporary copy
 
