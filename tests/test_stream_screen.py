@@ -8,9 +8,11 @@ with rich's rendering of the whole answer at once, line for line."""
 from __future__ import annotations
 
 import io
+import time
 from typing import Any
 
 import pyte
+import pytest
 from conftest import spawn_butler
 from fake_llm import Reply, _chunk
 from test_chat_comforts import leave
@@ -131,3 +133,25 @@ def test_ctrl_c_mid_stream_leaves_what_was_shown(fake, butler_home, workdir) -> 
     assert trimmed(shown[:end]) == trimmed(rendered_whole(came))
     assert "**" not in "\n".join(shown)
     assert raw.rfind("\x1b[?25h") > raw.rfind("\x1b[?25l")
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 7, 1_000])
+def test_the_screen_is_the_same_however_the_pieces_fall_into_frames(every: int) -> None:
+    """How many pieces one frame takes depends on the machine's load: whatever it is, the
+    screen ends as the answer rendered whole. A quote or a list printed after a block (not
+    in one frame with it) opened with an empty line of its own, so a loaded suite saw one
+    line too many after each code block (seen failing with a frame every 1–3 pieces)."""
+    from rich.console import Console
+
+    from butler_cli.ui.stream import MarkdownStream
+
+    pieces = answer_pieces()
+    out = io.StringIO()
+    console = Console(file=out, width=COLUMNS, height=ROWS, force_terminal=True, no_color=True)
+    stream = MarkdownStream(console, fps=1e9)  # a frame whenever one may be drawn
+    for i, piece in enumerate(pieces):
+        # a frame is due at every ``every``-th piece; between, the last one was just drawn
+        stream._last = 0.0 if i % every == 0 else time.monotonic() + 3600  # noqa: SLF001
+        stream.feed(piece)
+    stream.close()
+    assert trimmed(terminal(out.getvalue())) == trimmed(rendered_whole("".join(pieces)))

@@ -33,6 +33,9 @@ HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 #: A line that goes on the block before it even after a blank line: indented, or a list item.
 #: The render's final line end, and the style resets written after it.
 _LAST_END = re.compile(r"\n((?:\x1b\[[0-9;]*m)*)\Z")
+#: A render's first line end when the render begins with an empty line: rich starts a quote or
+#: a list rendered alone with one, which the same block after another does not have.
+_FIRST_EMPTY = re.compile(r"\A((?:\x1b\[[0-9;]*m)*)\n")
 _GOES_ON = re.compile(r"(\s|[-*+](\s|$)|\d{1,9}[.)](\s|$))")
 
 
@@ -98,6 +101,7 @@ class MarkdownStream:
         self._line_len = 0  # the length of the tail's last line
         self._closed = False
         self._hidden = False  # the cursor, while the live region is drawn
+        self._begun = False  # whether a block was printed for good: the next one follows it
         #: Whether anything of the answer was given to the screen.
         self.shown = False
 
@@ -206,6 +210,7 @@ class MarkdownStream:
             return ""
         text = "\n\n".join(done)
         rendered = self._render(text)
+        self._begun = True
         if last:
             return rendered + "\n"
         return rendered + "\n\n"
@@ -214,7 +219,10 @@ class MarkdownStream:
         """``text`` as Markdown in the console's own colours, without the final line end."""
         with self.console.capture() as captured:
             self.console.print(Wrapped(markdown(text)), end="")
-        return _LAST_END.sub(r"\1", captured.get())
+        rendered = _LAST_END.sub(r"\1", captured.get())
+        # after a printed block (and the blank line that ends it), as in the answer rendered
+        # whole: a quote or a list does not open with an empty line of its own
+        return _FIRST_EMPTY.sub(r"\1", rendered) if self._begun else rendered
 
     def _write(self, text: str) -> None:
         if text:
