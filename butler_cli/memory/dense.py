@@ -205,11 +205,11 @@ class DenseIndex:
         fresh = [row for row in rows if row[3] is not None]  # a damaged one: made again
         if not fresh:
             return
-        vectors = np.frombuffer(b"".join(row[3] for row in fresh), dtype=np.float16)
-        vectors = vectors.reshape(-1, DIMENSIONS)
+        stored = np.frombuffer(b"".join(row[3] for row in fresh), dtype=np.float16)
+        vectors = stored.reshape(-1, DIMENSIONS).astype(np.float32)  # once: the cache's type
         with np.errstate(all="ignore"):
-            norms = np.linalg.norm(vectors.astype(np.float32), axis=1)
-        unit = np.abs(norms - 1.0) <= _UNIT  # NaN fails too
+            lengths = np.einsum("ij,ij->i", vectors, vectors)
+        unit = np.abs(lengths - 1.0) <= _UNIT  # NaN fails too
         self._damaged += [(row[0],) for row, ok in zip(fresh, unit, strict=True) if not ok]
         self._vectors.add(
             [row[1] for row, ok in zip(fresh, unit, strict=True) if ok],

@@ -44,10 +44,8 @@ class Vectors:
         self._codes: npt.NDArray[np.uint64] | None = None  # above EXACT_UP_TO only
         self._centre = np.zeros(DIMENSIONS, dtype=np.float32)
 
-    def add(
-        self, rowids: Sequence[int], ids: Sequence[str], vectors: npt.NDArray[np.float16]
-    ) -> None:
-        """Append memories (their vectors as the table holds them, float16)."""
+    def add(self, rowids: Sequence[int], ids: Sequence[str], vectors: Floats) -> None:
+        """Append memories (their unit vectors, float32)."""
         start, end = self.count, self.count + len(ids)
         self._rowids = _room(self._rowids, end, 0)
         self._rowids[start:end] = rowids
