@@ -146,3 +146,24 @@ def test_a_model_that_fails_while_the_words_are_ranked_leaves_recall_by_words(
     assert _texts(butler("memory", "search", "martial arts", "--json", env=HYBRID))[:1] == [
         "John practices taekwondo twice a week"
     ]
+
+
+def test_the_switch_knows_every_library_the_dense_path_imports() -> None:
+    """``hybrid.MODULES`` decides whether recall is hybrid (and what doctor says is missing):
+    a library the dense path imports that is not in it (``threadpoolctl`` was not) left a
+    user without it on a recall by words while doctor said `hybrid`."""
+    import ast
+    import sys
+
+    from butler_cli.memory import hybrid
+
+    root = Path(__file__).parent.parent / "butler_cli" / "memory"
+    imported: set[str] = set()
+    for module in ("dense.py", "encoder.py", "vectors.py"):
+        for node in ast.walk(ast.parse((root / module).read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    outside = {name for name in imported if name not in sys.stdlib_module_names}
+    assert outside - {"butler_cli"} <= set(hybrid.MODULES), outside

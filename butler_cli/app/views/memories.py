@@ -37,7 +37,7 @@ def recall_mode(profile: str | None = None) -> dict[str, Any]:
     return {
         "mode": "hybrid" if not missing and not off and not unreadable else "lexical",
         "model": "all-MiniLM-L6-v2" if not missing else None,
-        "missing": missing,
+        "missing": list(missing),
         "switched_off": off,
         "unreadable": unreadable,
         "embedded": embedded,
