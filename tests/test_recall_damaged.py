@@ -105,3 +105,21 @@ def test_a_damaged_model_leaves_recall_to_words(
     [said] = [line for line in doctor.stdout.splitlines() if line.startswith("recall:")]
     assert said.startswith("recall:    lexical — the packaged model's"), said
     assert damaged.split("/")[-1] in said and "--force-reinstall" in said, said
+
+
+def test_any_failure_of_the_dense_half_leaves_recall_to_words(
+    butler, butler_home: Path, tmp_path: Path
+) -> None:
+    """The dense half is optional: a library of it failing in a way nobody listed (here the
+    BLAS threads' limit raising RuntimeError, as an older NumPy without ``bitwise_count``
+    raises AttributeError) still leaves a recall by words, never a traceback."""
+    fake = tmp_path / "site" / "threadpoolctl"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "class ThreadpoolController:\n"
+        "    def limit(self, **_):\n"
+        "        raise RuntimeError('no BLAS library found')\n"
+    )
+    env = {**HYBRID, "PYTHONPATH": str(fake.parent)}
+    assert butler("memory", "add", PEANUTS, env=env).returncode == 0
+    assert _found(butler("memory", "search", "peanuts", "--json", env=env)) == [PEANUTS]
