@@ -72,10 +72,9 @@ _worker: ThreadPoolExecutor | None = None
 
 
 @dataclass
-class _Search:
+class Search:
     """One query's search: what it found, or why it could not."""
 
-    query: str
     found: Positions | None = None
     failed: Exception | None = None
 
@@ -93,7 +92,6 @@ class DenseIndex:
         self._encoder: Encoder | None = None
         self._blas: ThreadpoolController | None = None
         self._vectors = Vectors()
-        self._searched: _Search | None = None
         self._seq = 0  # the newest embeddings row the cache holds
         self._damaged: list[tuple[int]] = []  # seqs of vectors of no length, to make again
         self._complete = 0  # every entry up to this rowid is known to have an embedding
@@ -150,38 +148,36 @@ class DenseIndex:
             if time.monotonic() >= deadline:
                 return made
 
-    def during(self, db: sqlite3.Connection, query: str, work: Callable[[], _Work]) -> _Work:
+    def during(
+        self, db: sqlite3.Connection, query: str, work: Callable[[], _Work]
+    ) -> tuple[_Work, Search]:
         """``work()`` on a second thread while the query is embedded and searched on this
-        one (the longer of the two, started at once); ``rank`` of the same query then takes
-        what the search found. ``work`` has ended when this returns, whatever the search
-        did; what ``work`` raised is raised here, what the search raised by ``rank``."""
+        one (the longer of the two, started at once): what ``work`` returned, and the search
+        for ``rank``. ``work`` has ended when this returns, whatever the search did; what
+        ``work`` raised is raised here, what the search raised by ``rank``."""
         global _worker
         self._load(db)
         if _worker is None:
             _worker = ThreadPoolExecutor(1, thread_name_prefix="butler-recall")
         done = _worker.submit(work)
         try:
-            self._searched = self._search(query)
+            search = self._search(query)
         finally:
             wait([done])
-        return done.result()
+        return done.result(), search
 
-    def rank(self, db: sqlite3.Connection, query: str, admit: Admit) -> list[int]:
-        """The rowids of the DEPTH memories nearest the query (cosine at least FLOOR), of
-        those ``admit`` lets through."""
-        search, self._searched = self._searched, None
-        if search is None or search.query != query:
-            self._load(db)
-            search = self._search(query)
+    def rank(self, search: Search, admit: Admit) -> list[int]:
+        """The rowids of the DEPTH memories nearest the searched query (cosine at least
+        FLOOR), of those ``admit`` lets through."""
         top = search.result()
         if not len(top):
             return []
         return admit(self._vectors.pairs(top))[:DEPTH]
 
-    def _search(self, query: str) -> _Search:
+    def _search(self, query: str) -> Search:
         """Embed the query and find its nearest, on one BLAS thread; an error is kept for
         ``rank`` to raise (a broken install: the recall goes on by words)."""
-        search = _Search(query)
+        search = Search()
         try:
             if self._blas is None:
                 self._blas = ThreadpoolController()

@@ -30,7 +30,7 @@ from butler_cli.memory.schema import memory_database
 from butler_cli.memory.search import date_terms, index_terms, phrase_of, query_terms, variants
 
 if TYPE_CHECKING:
-    from butler_cli.memory.dense import DenseIndex
+    from butler_cli.memory.dense import DenseIndex, Search
 
 DB_FILE = "memory.db"
 DEFAULT_PROFILE = "default"
@@ -247,10 +247,13 @@ class MemoryStore:
             return self._lexical(query, kinds, depth, min_importance)
 
         # with an index, the words are ranked on a second thread while the query is embedded
-        lexical = words() if index is None else index.during(self.reader, query, words)
+        if index is None:
+            lexical, search = words(), None
+        else:
+            lexical, search = index.during(self.reader, query, words)
         if not dense or lexical is None:
             return [_entry(row) for _, row in (lexical or [])[:k]]
-        nearest = self._nearest(index, query, kinds, min_importance) if index else []
+        nearest = self._nearest(index, search, kinds, min_importance) if index and search else []
         rows = dict(lexical)
         order = hybrid.fuse([rowid for rowid, _ in lexical], nearest)[:k]
         rows.update(self._rows([r for r in order if r not in rows]))
@@ -335,9 +338,9 @@ class MemoryStore:
         return index
 
     def _nearest(
-        self, index: DenseIndex, query: str, kinds: Sequence[str] | None, low: int | None
+        self, index: DenseIndex, search: Search, kinds: Sequence[str] | None, low: int | None
     ) -> list[int]:
-        """The rowids nearest the query's embedding, within the filter."""
+        """The rowids nearest the searched query's embedding, within the filter."""
 
         def keep(pairs: list[tuple[int, str]]) -> list[int]:
             marks = ", ".join("?" for _ in pairs)
@@ -351,7 +354,7 @@ class MemoryStore:
             return [rowid for rowid, entry_id in pairs if (rowid, entry_id) in found]
 
         try:
-            return index.rank(self.reader, query, keep)
+            return index.rank(search, keep)
         except Exception:  # noqa: BLE001 - as in _filled: the model failed to load or run
             return []
 
