@@ -1,8 +1,10 @@
-"""A damaged embeddings table never breaks recall nor misleads it (issue 36's dense half).
+"""Damage to the dense half never breaks recall nor misleads it (issue 36).
 
 The embeddings are derived from the memories: a vector of the wrong size or type (a bad
 write, another tool, a hand edit) is skipped, never read into another memory's place, and
-made again from its memory's text at the next recall; the memories themselves are untouched."""
+made again from its memory's text at the next recall; the memories themselves are untouched.
+A model package cut short or garbled, or any library of the dense half failing, leaves the
+recall to words, never a traceback."""
 
 from __future__ import annotations
 
@@ -71,6 +73,28 @@ def _model_copy(tmp_path: Path) -> Path:
     for name in ("tokenizer.json", "model.safetensors", "1_Pooling/config.json"):
         (copy / "model" / name).symlink_to(real / name)
     return copy / "model"
+
+
+def test_a_model_that_fails_while_the_words_are_ranked_leaves_recall_by_words(
+    butler, butler_home: Path, tmp_path: Path
+) -> None:
+    """The query is embedded while the words are ranked on a second thread: a model that
+    fails to load then (its weights gone from the package) must leave the recall lexical,
+    answered, with no traceback and no "Exception in thread" (seen failing before: the
+    error ended `memory search` with a traceback)."""
+    for fact in ("Ana is allergic to peanuts", "John practices taekwondo twice a week"):
+        assert butler("memory", "add", fact).returncode == 0
+    assert butler("memory", "embed", env=HYBRID).returncode == 0  # nothing left to embed
+    model = _model_copy(tmp_path)
+    (model / "model.safetensors").unlink()
+    env = {**HYBRID, "PYTHONPATH": str(model.parent.parent)}  # no model.safetensors in it
+    found = butler("memory", "search", "peanuts", "--json", env=env)
+    assert _found(found) == ["Ana is allergic to peanuts"]
+    assert found.stderr == ""
+    # the same store with the whole package: the dense half is back
+    assert _found(butler("memory", "search", "martial arts", "--json", env=HYBRID))[:1] == [
+        "John practices taekwondo twice a week"
+    ]
 
 
 @pytest.mark.parametrize(

